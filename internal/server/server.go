@@ -1,0 +1,159 @@
+// Package server wires the platform together: configuration, the database, the rules, the HTTP API,
+// first-start bootstrap (admin account, demo tasks) and graceful shutdown. An end-to-end test can
+// start it on a random port with a temporary database.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/dynabench-go/dynabench/internal/api"
+	"github.com/dynabench-go/dynabench/internal/secret"
+	"github.com/dynabench-go/dynabench/internal/service"
+	"github.com/dynabench-go/dynabench/internal/sqlstore"
+)
+
+// Config is built once in main from flags and DYNABENCH_* variables.
+type Config struct {
+	Addr             string // listen address, e.g. ":8080"
+	DatabaseURL      string // SQLite path or postgres:// URL; default <DataDir>/dynabench.db
+	DataDir          string // where the SQLite file and blobs live; default "."
+	Synchronous      string // SQLite synchronous pragma: FULL (default) or NORMAL
+	AdminPassword    string // for the first admin; generated when empty
+	Demo             bool   // seed the demo tasks on an empty database
+	OpenRegistration bool
+	TrustProxy       bool
+	Version          string
+	// Fast password hashing, for tests only.
+	InsecureFastHashing bool
+}
+
+// DatabaseURLOrDefault resolves the database location.
+func (c Config) DatabaseURLOrDefault() string {
+	if c.DatabaseURL != "" {
+		return c.DatabaseURL
+	}
+	dir := c.DataDir
+	if dir == "" {
+		dir = "."
+	}
+	return filepath.Join(dir, "dynabench.db")
+}
+
+// Main is a running platform.
+type Main struct {
+	Config  Config
+	Log     *slog.Logger
+	DB      *sqlstore.DB
+	Service *service.Service
+	API     *api.Server
+	HTTP    *http.Server
+	ln      net.Listener
+}
+
+// Open connects to the database, migrates it and builds the service. It does not listen yet.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+	}
+	db, err := sqlstore.Open(ctx, cfg.DatabaseURLOrDefault(), sqlstore.Options{Synchronous: cfg.Synchronous})
+	if err != nil {
+		return nil, err
+	}
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	log.Info("database ready", "engine", db.Engine, "migrations_applied", n)
+	svc := service.New(sqlstore.NewStore(db), NewResolver(), log)
+	if cfg.InsecureFastHashing {
+		svc.PasswordParams = secret.TestParams
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ready := func(ctx context.Context) error {
+		if err := db.Ping(ctx); err != nil {
+			return err
+		}
+		ok, err := db.SchemaCurrent(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("schema not current")
+		}
+		return nil
+	}
+	a := api.New(svc, log, api.Options{Version: cfg.Version, Ready: ready, Registry: reg,
+		OpenRegistration: cfg.OpenRegistration, TrustProxy: cfg.TrustProxy})
+	m := &Main{Config: cfg, Log: log, DB: db, Service: svc, API: a}
+	if err := m.Bootstrap(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Listen binds the address (":0" picks a free port; see URL).
+func (m *Main) Listen() error {
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return err
+	}
+	m.ln = ln
+	m.HTTP = &http.Server{
+		Handler:           m.API.Handler(),
+		ReadHeaderTimeout: 10 * time.Second, // slow-header clients cannot hold connections
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      90 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	return nil
+}
+
+// URL is the base URL the server listens on.
+func (m *Main) URL() string {
+	addr := m.ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return fmt.Sprintf("http://%s", net.JoinHostPort(host, fmt.Sprint(addr.Port)))
+}
+
+// Serve serves until ctx ends, then shuts down gracefully: in-flight requests finish (up to 20 s).
+func (m *Main) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- m.HTTP.Serve(m.ln) }()
+	m.Log.Info("serving", "url", m.URL())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m.Log.Info("shutting down")
+	if err := m.HTTP.Shutdown(sctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Close releases the database.
+func (m *Main) Close() error { return m.DB.Close() }

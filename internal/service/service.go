@@ -1,0 +1,115 @@
+// Package service holds the rules of the adversarial loop, written once above storage: accounts,
+// tasks and rounds, contexts, examples with the model in the loop, validations and statistics. Every
+// rule takes the acting user explicitly (from the request's credentials, never from its body).
+package service
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/secret"
+	"github.com/dynabench-go/dynabench/internal/taskconfig"
+)
+
+// Service is the platform's rules over a Store.
+type Service struct {
+	Store  dynabench.Store
+	Models dynabench.ModelResolver
+	Log    *slog.Logger
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+	// PasswordParams are the argon2id costs for new password hashes.
+	PasswordParams secret.Params
+	// SessionTTL is how long a login token lives (API tokens from /me/tokens do not expire).
+	SessionTTL time.Duration
+	// Limits bound the size of inputs.
+	Limits taskconfig.Limits
+
+	mu      sync.Mutex
+	configs map[int64]cachedConfig // parsed configs by task id, checked against ConfigRev
+	rng     *rand.Rand
+	rngMu   sync.Mutex
+	// dummyHash is verified when a login names an unknown user, so both paths cost the same.
+	dummyHash string
+}
+
+type cachedConfig struct {
+	rev int64
+	cfg *taskconfig.Config
+}
+
+// New returns a Service with defaults filled in.
+func New(store dynabench.Store, models dynabench.ModelResolver, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Service{
+		Store: store, Models: models, Log: log, Now: time.Now,
+		PasswordParams: secret.DefaultParams, SessionTTL: 30 * 24 * time.Hour, Limits: taskconfig.DefaultLimits,
+		configs: map[int64]cachedConfig{},
+		rng:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
+	}
+	return s
+}
+
+// Config returns the parsed config of the task, cached per config revision.
+func (s *Service) Config(t *dynabench.Task) (*taskconfig.Config, error) {
+	s.mu.Lock()
+	c, ok := s.configs[t.ID]
+	s.mu.Unlock()
+	if ok && c.rev == t.ConfigRev {
+		return c.cfg, nil
+	}
+	cfg, rep := taskconfig.Parse([]byte(t.ConfigSource))
+	if cfg == nil || !rep.OK() {
+		return nil, dynabench.Errorf(dynabench.EINTERNAL, "task %s has an invalid stored config", t.Code)
+	}
+	s.mu.Lock()
+	s.configs[t.ID] = cachedConfig{rev: t.ConfigRev, cfg: cfg}
+	s.mu.Unlock()
+	return cfg, nil
+}
+
+func (s *Service) intn(n int) int {
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.IntN(n)
+}
+
+// requireUser returns the actor or EUNAUTHORIZED.
+func requireUser(actor *dynabench.User) error {
+	if actor == nil {
+		return dynabench.Errorf(dynabench.EUNAUTHORIZED, "log in or send an API token")
+	}
+	return nil
+}
+
+// CanOwn reports whether the actor may act as an owner of the task (task owner or admin).
+func (s *Service) CanOwn(ctx context.Context, actor *dynabench.User, t *dynabench.Task) (bool, error) {
+	if actor == nil {
+		return false, nil
+	}
+	if actor.Admin {
+		return true, nil
+	}
+	return s.Store.IsTaskOwner(ctx, t.ID, actor.ID)
+}
+
+// requireOwner returns EUNAUTHORIZED for anonymous callers and EFORBIDDEN for non-owners.
+func (s *Service) requireOwner(ctx context.Context, actor *dynabench.User, t *dynabench.Task) error {
+	if err := requireUser(actor); err != nil {
+		return err
+	}
+	ok, err := s.CanOwn(ctx, actor, t)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return dynabench.Errorf(dynabench.EFORBIDDEN, "only the task's owners can do this")
+	}
+	return nil
+}
