@@ -90,6 +90,8 @@ func (s *Server) routes() {
 	s.accountRoutes()
 	s.taskRoutes()
 	s.exampleRoutes()
+	s.rescoreRoutes()
+	s.modelRoutes()
 }
 
 // op describes one route for huma; security marks routes that need a token.

@@ -85,7 +85,16 @@ func init() {
 				body.Err.Details = append(body.Err.Details, dynabench.FieldError{Field: field, Message: d.Message})
 			}
 		}
+		if status == http.StatusUnsupportedMediaType {
+			// curl -d sends application/x-www-form-urlencoded unless told otherwise.
+			body.Err.Message = "send JSON with the header 'Content-Type: application/json' (" + msg + ")"
+			body.Err.Field, body.Err.Details = "Content-Type", nil
+			return body
+		}
 		if len(body.Err.Details) > 0 {
+			if status == http.StatusBadRequest && body.Err.Details[0].Field == "" {
+				body.Err.Details[0].Field = "body"
+			}
 			first := body.Err.Details[0]
 			body.Err.Field = first.Field
 			if status == http.StatusBadRequest {
