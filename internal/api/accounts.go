@@ -18,13 +18,13 @@ type UserJSON struct {
 
 // MeJSON is the caller's own account.
 type MeJSON struct {
-	ID        string                `json:"id"`
-	Username  string                `json:"username"`
-	Email     string                `json:"email"`
-	Roles     []string              `json:"roles" doc:"admin and/or owner:<task code>"`
-	CreatedAt string                `json:"created_at"`
-	Stats     map[string]StatsJSON  `json:"stats" doc:"Per task code: the caller's counters summed over rounds"`
-	Totals    StatsJSON             `json:"totals"`
+	ID        string               `json:"id"`
+	Username  string               `json:"username"`
+	Email     string               `json:"email"`
+	Roles     []string             `json:"roles" doc:"admin and/or owner:<task code>"`
+	CreatedAt string               `json:"created_at"`
+	Stats     map[string]StatsJSON `json:"stats" doc:"Per task code: the caller's counters summed over rounds"`
+	Totals    StatsJSON            `json:"totals"`
 }
 
 // StatsJSON is an annotator's counters.
@@ -91,11 +91,11 @@ type tokenOutput struct {
 
 // TokenJSON describes a token without its value.
 type TokenJSON struct {
-	ID         string  `json:"id"`
-	Name       string  `json:"name"`
-	Kind       string  `json:"kind" enum:"api,session"`
-	CreatedAt  string  `json:"created_at"`
-	ExpiresAt  *string `json:"expires_at"`
+	ID        string  `json:"id"`
+	Name      string  `json:"name"`
+	Kind      string  `json:"kind" enum:"api,session"`
+	CreatedAt string  `json:"created_at"`
+	ExpiresAt *string `json:"expires_at"`
 }
 
 type tokensOutput struct {

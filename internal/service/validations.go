@@ -173,4 +173,3 @@ func (s *Service) Annotators(ctx context.Context, code string, round, limit int)
 	}
 	return s.Store.AnnotatorStats(ctx, t.ID, roundID, limit)
 }
-
