@@ -1,0 +1,178 @@
+// Package demo holds the platform's four built-in demo tasks (sentiment, NLI, QA and hate speech), written
+// for this project: each task's Dynabench config, its contexts for annotators, and a labelled seed set
+// that trains the built-in model-in-the-loop at start-up, so the whole loop runs offline.
+package demo
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"path"
+
+	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/builtin"
+)
+
+//go:embed data
+var data embed.FS
+
+// Task is one demo task as shipped.
+type Task struct {
+	Code, Name, Description string
+	// Config is the task config, YAML in Dynabench's format.
+	Config []byte
+	// Contexts are what annotators write against, one per example.
+	Contexts []ContextRow
+	// Seed is the labelled set the built-in model trains on before any round has data.
+	Seed []builtin.TrainingExample
+}
+
+// ContextRow is one line of a contexts.jsonl file, the format the context upload takes.
+type ContextRow struct {
+	Context  map[string]any `json:"context"`
+	Tag      string         `json:"tag"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// spec says what the Go code needs to know of a task beyond its files: how its model reads and answers.
+type spec struct {
+	code, name, description string
+	labels                  []string // nil for QA
+	classifier              builtin.ClassifierOptions
+}
+
+var specs = []spec{
+	{
+		code: "sentiment", name: "Sentiment Analysis",
+		description: "Write a statement whose sentiment (positive, negative or neutral) the model gets wrong.",
+		labels:      []string{"positive", "negative", "neutral"},
+		classifier:  builtin.ClassifierOptions{TextFields: []string{"statement"}},
+	},
+	{
+		code: "nli", name: "Natural Language Inference",
+		description: "Given a premise, write a hypothesis that is entailed by it, neutral to it, or contradicts " +
+			"it, and that the model classifies wrongly.",
+		labels:     []string{"entailed", "neutral", "contradictory"},
+		classifier: builtin.ClassifierOptions{PremiseField: "context", HypothesisField: "hypothesis"},
+	},
+	{
+		code: "qa", name: "Question Answering",
+		description: "Ask a question about a passage and select its answer in the passage, so that the model " +
+			"answers something else.",
+	},
+	{
+		code: "hs", name: "Hate Speech",
+		description: "Write a statement that is hateful, or not, that the model labels wrongly. Contains " +
+			"offensive language; groups are written as [GROUP].",
+		labels:     []string{"hateful", "not-hateful"},
+		classifier: builtin.ClassifierOptions{TextFields: []string{"statement"}},
+	},
+}
+
+// Tasks returns the four demo tasks in order: sentiment, nli, qa, hs.
+func Tasks() ([]Task, error) {
+	tasks := make([]Task, 0, len(specs))
+	for _, s := range specs {
+		t, err := load(s)
+		if err != nil {
+			return nil, fmt.Errorf("demo task %s: %w", s.code, err)
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
+}
+
+func load(s spec) (Task, error) {
+	t := Task{Code: s.code, Name: s.name, Description: s.description}
+	var err error
+	dir := path.Join("data", s.code)
+	if t.Config, err = data.ReadFile(path.Join(dir, "config.yaml")); err != nil {
+		return Task{}, err
+	}
+	if t.Contexts, err = readJSONL[ContextRow](path.Join(dir, "contexts.jsonl")); err != nil {
+		return Task{}, err
+	}
+	seed, err := readJSONL[seedRow](path.Join(dir, "seed.jsonl"))
+	if err != nil {
+		return Task{}, err
+	}
+	for _, r := range seed {
+		t.Seed = append(t.Seed, builtin.TrainingExample{Input: r.Input, Label: r.Label})
+	}
+	return t, nil
+}
+
+// seedRow is one line of a seed.jsonl file: the model's input fields and the gold label (for QA, the
+// answer text).
+type seedRow struct {
+	Input map[string]any `json:"input"`
+	Label string         `json:"label"`
+}
+
+// readJSONL decodes one T per non-empty line of an embedded file.
+func readJSONL[T any](name string) ([]T, error) {
+	b, err := data.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+// Names of the built-in models, by kind; the version changes when features or training change.
+const (
+	ClassifierModelName = "builtin-logreg-v1"
+	SpanModelName       = "builtin-span-v1"
+)
+
+// TrainModel trains the task's built-in model on its seed set: the span model for QA, the classifier
+// otherwise. It returns the model and its name.
+func TrainModel(t Task, seed uint64) (dynabench.Predictor, string, error) {
+	s, ok := specByCode(t.Code)
+	if !ok {
+		return nil, "", fmt.Errorf("demo: no built-in model for task %q", t.Code)
+	}
+	if s.labels == nil {
+		m, err := builtin.TrainSpanModel(t.Seed, builtin.SpanOptions{Seed: seed})
+		if err != nil {
+			return nil, "", fmt.Errorf("demo task %s: %w", t.Code, err)
+		}
+		return m, SpanModelName, nil
+	}
+	o := s.classifier
+	o.Labels, o.Seed = s.labels, seed
+	m, err := builtin.TrainClassifier(t.Seed, o)
+	if err != nil {
+		return nil, "", fmt.Errorf("demo task %s: %w", t.Code, err)
+	}
+	return m, ClassifierModelName, nil
+}
+
+// Labels returns the label set of a demo task's classifier, or nil for QA and unknown codes.
+func Labels(code string) []string {
+	s, _ := specByCode(code)
+	return append([]string(nil), s.labels...)
+}
+
+func specByCode(code string) (spec, bool) {
+	for _, s := range specs {
+		if s.code == code {
+			return s, true
+		}
+	}
+	return spec{}, false
+}
