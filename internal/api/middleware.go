@@ -21,6 +21,19 @@ type requestIDKey struct{}
 
 type clientKey struct{}
 
+type routeKey struct{}
+
+// recordRoute runs the router and reports the matched pattern back to instrument, which holds an
+// earlier copy of the request (authenticate derives a new one with the user in its context).
+func recordRoute(mux http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r)
+		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
+			*p = r.Pattern
+		}
+	})
+}
+
 // client returns the caller's address as rate limits see it.
 func client(ctx context.Context) string {
 	c, _ := ctx.Value(clientKey{}).(string)
@@ -41,8 +54,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		token, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok {
+		// The scheme name is case-insensitive (RFC 9110 §11.1): "bearer x" is as good as "Bearer x".
+		scheme, token, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
 			writeError(w, http.StatusUnauthorized, dynabench.EUNAUTHORIZED, "Authorization", "use 'Authorization: Bearer <token>'")
 			return
 		}
@@ -90,11 +104,13 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w}
 		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
 		r = r.WithContext(context.WithValue(ctx, clientKey{}, s.clientAddr(r)))
+		// The route is looked up here, not read from r.Pattern afterwards: the handlers further in
+		// get a copy of r (authenticate adds the user), and the mux sets Pattern on that copy only.
+		_, route := s.mux.Handler(r)
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
-		route := r.Pattern
 		if route == "" {
 			route = "unmatched"
 		}

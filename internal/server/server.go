@@ -104,7 +104,39 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 		db.Close()
 		return nil, err
 	}
+	m.warmModels(ctx)
 	return m, nil
+}
+
+// warmModels loads every model in the loop of a current round before the server says it is ready,
+// so the first annotators do not wait for a built-in model to train. A model that fails here is
+// only logged: examples against it are still stored, with the model's error.
+func (m *Main) warmModels(ctx context.Context) {
+	start := time.Now()
+	tasks, err := m.Service.Store.FindTasks(ctx)
+	if err != nil {
+		m.Log.Warn("warm models", "err", err)
+		return
+	}
+	n := 0
+	for _, t := range tasks {
+		r, err := m.Service.Store.FindRound(ctx, t.ID, t.CurrentRound)
+		if err != nil {
+			continue
+		}
+		for _, id := range r.ModelIDs {
+			model, err := m.Service.Store.FindModelByID(ctx, id)
+			if err != nil {
+				continue
+			}
+			if _, err := m.Service.Models.Predictor(ctx, model); err != nil {
+				m.Log.Warn("model in the loop is not available", "task", t.Code, "model", model.Name, "err", err)
+				continue
+			}
+			n++
+		}
+	}
+	m.Log.Info("models in the loop ready", "models", n, "duration_ms", time.Since(start).Milliseconds())
 }
 
 // Listen binds the address (":0" picks a free port; see URL).
