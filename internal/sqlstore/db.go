@@ -107,8 +107,14 @@ func (db *DB) openSQLite(raw string, opt Options) error {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous("+sync+")")
-	dsn := "file:" + abs + "?" + q.Encode()
-	if db.write, err = sql.Open("sqlite", dsn); err != nil {
+	// The writer begins IMMEDIATE: another process writing the same file (a CLI command next to
+	// serve) then waits on busy_timeout at BEGIN instead of failing mid-transaction.
+	wq := url.Values{}
+	for k, v := range q {
+		wq[k] = v
+	}
+	wq.Set("_txlock", "immediate")
+	if db.write, err = sql.Open("sqlite", "file:"+abs+"?"+wq.Encode()); err != nil {
 		return fmt.Errorf("sqlstore: open sqlite: %w", err)
 	}
 	db.write.SetMaxOpenConns(1)

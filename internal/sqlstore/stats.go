@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/dynabench-go/dynabench"
 )
@@ -37,12 +39,14 @@ func (s *Store) ApplyStats(ctx context.Context, e *dynabench.Example, d dynabenc
 	return mapErr("round user stats", err)
 }
 
-// CountValidation adds one validation to the validator's row for the round.
+// CountValidation adds one validation to the validator's row for the round. The row is selected
+// from the round so that an unknown round inserts nothing (ENOTFOUND) instead of a NULL task_id.
+// (SQLite needs the WHERE clause to parse INSERT ... SELECT ... ON CONFLICT.)
 func (s *Store) CountValidation(ctx context.Context, roundID, userID int64) error {
-	_, err := s.w().ExecContext(ctx, `INSERT INTO round_users (round_id, user_id, task_id, validations)
-		VALUES ($1, $2, (SELECT task_id FROM rounds WHERE id = $1), 1)
+	res, err := s.w().ExecContext(ctx, `INSERT INTO round_users (round_id, user_id, task_id, validations)
+		SELECT id, $2, task_id, 1 FROM rounds WHERE id = $1
 		ON CONFLICT (round_id, user_id) DO UPDATE SET validations = round_users.validations + 1`, roundID, userID)
-	return mapErr("validator stats", err)
+	return expectOne(res, err, "round")
 }
 
 // BumpDailyCount counts one more example for the day, refusing past max (when max > 0).
@@ -73,10 +77,11 @@ func scanAnnotator(row interface{ Scan(...any) error }, a *dynabench.AnnotatorSt
 }
 
 // AnnotatorStats ranks the task's annotators by verified fooling examples, then fooling examples
-// not rejected, then examples written; roundID 0 sums every round.
+// not rejected, then examples written; roundID 0 sums every round. The CAST keeps PostgreSQL from
+// typing $2 as a 32-bit integer after the literal 0 (ids past 2^31 would fail to encode).
 func (s *Store) AnnotatorStats(ctx context.Context, taskID, roundID int64, limit int) ([]dynabench.AnnotatorStats, error) {
 	rows, err := s.r().QueryContext(ctx, `SELECT `+annotatorCols+` FROM round_users ru JOIN users u ON u.id = ru.user_id
-		WHERE ru.task_id = $1 AND ($2 = 0 OR ru.round_id = $2)
+		WHERE ru.task_id = $1 AND (CAST($2 AS BIGINT) = 0 OR ru.round_id = $2)
 		GROUP BY ru.user_id, u.username
 		HAVING sum(ru.submitted) > 0
 		ORDER BY sum(ru.verified_fooled) DESC, sum(ru.fooled) - sum(ru.rejected_fooled) DESC, sum(ru.submitted) DESC, ru.user_id
@@ -195,6 +200,9 @@ func (s *Store) Recount(ctx context.Context) ([]dynabench.Drift, error) {
 			}
 		}
 	}
+	slices.SortFunc(drift, func(a, b dynabench.Drift) int {
+		return cmp.Or(cmp.Compare(a.Table, b.Table), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Counter, b.Counter))
+	})
 	return drift, nil
 }
 

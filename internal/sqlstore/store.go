@@ -63,8 +63,11 @@ func (s *Store) InTx(ctx context.Context, fn func(tx dynabench.Store) error) err
 	if err != nil {
 		return mapErr("begin", err)
 	}
+	// Deferred so that a panic in fn (recovered further up, e.g. by net/http) still ends the
+	// transaction: otherwise it holds its locks and, on SQLite, the only writer connection forever.
+	// After Commit it is a no-op.
+	defer tx.Rollback()
 	if err := fn(&Store{db: s.db, tx: tx}); err != nil {
-		tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
