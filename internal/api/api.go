@@ -96,7 +96,7 @@ func (s *Server) API() huma.API { return s.api }
 
 // Handler returns the whole HTTP handler with its middleware.
 func (s *Server) Handler() http.Handler {
-	return s.recoverer(s.instrument(s.authenticate(recordRoute(s.unmatched(s.mux)))))
+	return s.recoverer(s.instrument(s.authenticate(s.unmatched(s.mux))))
 }
 
 // unmatched answers requests under /api/ that no route takes in the API's JSON error shape, instead

@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/dynabench-go/dynabench"
 )
@@ -82,6 +84,11 @@ func init() {
 			var d *huma.ErrorDetail
 			if errors.As(err, &d) {
 				field := strings.TrimPrefix(strings.TrimPrefix(d.Location, "body."), "body")
+				// A missing property is reported at its parent; name the property itself.
+				var name string
+				if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &name); n == 1 {
+					field = strings.TrimPrefix(field+"."+name, ".")
+				}
 				body.Err.Details = append(body.Err.Details, dynabench.FieldError{Field: field, Message: d.Message})
 			}
 		}

@@ -21,19 +21,6 @@ type requestIDKey struct{}
 
 type clientKey struct{}
 
-type routeKey struct{}
-
-// recordRoute runs the router and reports the matched pattern back to instrument, which holds an
-// earlier copy of the request (authenticate derives a new one with the user in its context).
-func recordRoute(mux http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mux.ServeHTTP(w, r)
-		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
-			*p = r.Pattern
-		}
-	})
-}
-
 // client returns the caller's address as rate limits see it.
 func client(ctx context.Context) string {
 	c, _ := ctx.Value(clientKey{}).(string)

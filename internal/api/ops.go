@@ -41,6 +41,10 @@ func (s *Server) opsRoutes() {
 			out.Body.Status, out.Body.Version = "ready", s.opt.Version
 			return out, nil
 		})
+	// huma serves its document itself, undocumented; API.md lists it, so describe it too.
+	s.api.OpenAPI().AddOperation(&huma.Operation{OperationID: "openapi", Method: http.MethodGet, Path: "/api/v1/openapi.json",
+		Summary: "This OpenAPI 3.1 document", Tags: ops, Responses: map[string]*huma.Response{"200": {Description: "The OpenAPI document",
+			Content: map[string]*huma.MediaType{"application/openapi+json": {Schema: &huma.Schema{Type: "object"}}}}}})
 	metricsHandler := promhttp.HandlerFor(s.opt.Registry, promhttp.HandlerOpts{})
 	mo := op(http.MethodGet, "/metrics", "metrics", "Prometheus metrics (text exposition format)", ops, false)
 	mo.Responses = map[string]*huma.Response{"200": {Description: "Prometheus text format",

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dynabench-go/dynabench"
 	"github.com/dynabench-go/dynabench/internal/taskconfig"
@@ -142,6 +143,11 @@ func (s *Service) askModel(ctx context.Context, t *dynabench.Task, cfg *taskconf
 		s.Log.Warn("model in the loop failed", "task", t.Code, "model", m.ID, "kind", me.Kind, "err", me.Err)
 		return
 	}
+	if hasNUL(out) {
+		// PostgreSQL cannot store U+0000, and no answer needs it: storing it would lose the example.
+		e.ModelError = fmt.Sprintf("%s: the answer contains a NUL character", dynabench.ModelInvalidAnswer)
+		return
+	}
 	clean, problems := cfg.CheckOutput(c.Data, out)
 	if len(problems) > 0 {
 		e.ModelError = fmt.Sprintf("%s: %s", dynabench.ModelInvalidAnswer, problems[0].String())
@@ -173,11 +179,38 @@ func boundedOutput(out map[string]any) map[string]any {
 	return out
 }
 
+// truncate makes text from outside (a model's error) storable: valid UTF-8 without NUL, at most n
+// bytes cut on a character boundary.
 func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
 	return s[:n] + "…"
+}
+
+// hasNUL reports whether any string (or key) of a JSON-shaped value contains U+0000.
+func hasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.IndexByte(x, 0) >= 0
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 || hasNUL(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Example returns an example to its creator, the task's owners and admins.

@@ -350,6 +350,9 @@ func (s *Service) parseContextLine(cfg *taskconfig.Config, raw []byte) (*dynaben
 	if cl.Context == nil {
 		return nil, fmt.Errorf(`"context": required, an object with the task's context fields`)
 	}
+	if hasNUL(cl.Context) || hasNUL(cl.Metadata) || (cl.Tag != nil && hasNUL(*cl.Tag)) {
+		return nil, errors.New("text may not contain NUL (U+0000) characters")
+	}
 	if p := cfg.CheckContext(cl.Context, s.Limits); len(p) > 0 {
 		return nil, fmt.Errorf("%s", p[0].String())
 	}
