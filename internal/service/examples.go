@@ -58,9 +58,6 @@ func (s *Service) CreateExample(ctx context.Context, actor *dynabench.User, code
 	if err := problemsToErr("input", cfg.CheckInput(c.Data, ne.Input, s.Limits)); err != nil {
 		return nil, err
 	}
-	if err := problemsToErr("metadata", cfg.CheckCreateMetadata(ne.Metadata, nil, s.Limits)); err != nil {
-		return nil, err
-	}
 	if len(ne.Tag) > 100 {
 		return nil, dynabench.FieldErrorf(dynabench.EINVALID, "tag", "at most 100 bytes")
 	}
@@ -70,6 +67,10 @@ func (s *Service) CreateExample(ctx context.Context, actor *dynabench.User, code
 		e.Tag = c.Tag
 	}
 	s.askModel(ctx, t, cfg, round, c, e)
+	// Explanations are checked once the model has answered: some are asked only when it was fooled.
+	if err := problemsToErr("metadata", cfg.CheckCreateMetadata(ne.Metadata, e.ModelWrong, s.Limits)); err != nil {
+		return nil, err
+	}
 	if ne.Sandbox {
 		e.CreatedAt = s.Now().UTC()
 		return e, nil
