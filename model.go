@@ -73,3 +73,13 @@ type Model struct {
 type ModelResolver interface {
 	Predictor(ctx context.Context, m *Model) (Predictor, error)
 }
+
+// ModelHealth is what a server has seen of its calls to one model since it started.
+type ModelHealth struct {
+	Calls         int64
+	Failures      int64
+	LastError     string
+	LastErrorAt   *time.Time
+	LastLatencyMS float64
+	Breaker       string // closed, open or half-open, for adapters with a circuit breaker
+}

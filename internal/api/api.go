@@ -146,6 +146,7 @@ func (s *Server) routes() {
 	s.exampleRoutes()
 	s.rescoreRoutes()
 	s.modelRoutes()
+	s.modelDetailRoutes()
 }
 
 // op describes one route for huma; security marks routes that need a token.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dynabench-go/dynabench"
 	"github.com/dynabench-go/dynabench/internal/demo"
@@ -19,7 +20,7 @@ type Resolver struct {
 
 type trainOnce struct {
 	once sync.Once
-	p    dynabench.Predictor
+	p    atomic.Pointer[watched] // set once trained; read by ModelHealth without waiting
 	err  error
 }
 
@@ -43,11 +44,31 @@ func (r *Resolver) Predictor(ctx context.Context, m *dynabench.Model) (dynabench
 		r.trained[m.ID] = t
 	}
 	r.mu.Unlock()
-	t.once.Do(func() { t.p, t.err = trainDemo(code, seedOf(m)) })
+	t.once.Do(func() {
+		var p dynabench.Predictor
+		if p, t.err = trainDemo(code, seedOf(m)); t.err == nil {
+			t.p.Store(&watched{p: p})
+		}
+	})
 	if t.err != nil {
 		return nil, &dynabench.ModelError{Kind: dynabench.ModelUnreachable, Err: t.err}
 	}
-	return t.p, nil
+	return t.p.Load(), nil
+}
+
+// ModelHealth reports the calls this server made to the model, if it has loaded it.
+func (r *Resolver) ModelHealth(modelID int64) (dynabench.ModelHealth, bool) {
+	r.mu.Lock()
+	t, ok := r.trained[modelID]
+	r.mu.Unlock()
+	if !ok {
+		return dynabench.ModelHealth{}, false
+	}
+	w := t.p.Load()
+	if w == nil {
+		return dynabench.ModelHealth{}, false
+	}
+	return w.health(), true
 }
 
 func seedOf(m *dynabench.Model) uint64 {
