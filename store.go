@@ -82,6 +82,46 @@ type Store interface {
 	UserStats(ctx context.Context, userID int64) (map[string]AnnotatorStats, error)
 	// Recount recomputes every counter from the rows and lists where the stored counters differ.
 	Recount(ctx context.Context) ([]Drift, error)
+
+	// Training: reading rounds' examples in bulk, and the trained artifacts behind built-in models.
+
+	// FindExamples lists the examples matching f in id order, at most f.Limit (1 to MaxExamplesPage;
+	// 0 means MaxExamplesPage) with ids above f.AfterID: page by passing the last id back as AfterID.
+	// EINVALID for a bad limit or too many round ids.
+	FindExamples(ctx context.Context, f ExampleFilter) ([]*Example, error)
+	// CreateModelArtifact records the trained artifact a model was loaded from. ENOTFOUND when the
+	// model does not exist, ECONFLICT when it already has an artifact (artifacts are immutable).
+	CreateModelArtifact(ctx context.Context, a *ModelArtifact) error
+	// FindModelArtifact returns the artifact record of a model; ENOTFOUND when it has none.
+	FindModelArtifact(ctx context.Context, modelID int64) (*ModelArtifact, error)
+}
+
+// MaxExamplesPage bounds one FindExamples page, and MaxExampleFilterRounds its round list.
+const (
+	MaxExamplesPage        = 1000
+	MaxExampleFilterRounds = 100
+)
+
+// ExampleFilter selects examples for FindExamples. Zero fields do not filter, except TaskID, which is
+// required.
+type ExampleFilter struct {
+	TaskID   int64
+	RoundIDs []int64 // any of these rounds; all of the task's when empty
+	Status   string  // e.g. StatusVerified
+	AfterID  int64   // page after this id
+	Limit    int
+}
+
+// ModelArtifact is the trained artifact behind a built-in model: where its bytes are kept in the blob
+// store, their size and hash (so a loaded blob can be checked), and the training manifest (sources,
+// seed, hyperparameters, held-out scores) as JSON.
+type ModelArtifact struct {
+	ModelID   int64
+	BlobKey   string
+	Size      int64
+	SHA256    string // lower-case hex of the blob
+	Manifest  map[string]any
+	CreatedAt time.Time
 }
 
 // StatsDelta is a change in what one example contributes to the counters.
