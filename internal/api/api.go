@@ -147,6 +147,7 @@ func (s *Server) routes() {
 	s.rescoreRoutes()
 	s.modelRoutes()
 	s.modelDetailRoutes()
+	s.trainRoutes()
 }
 
 // op describes one route for huma; security marks routes that need a token.

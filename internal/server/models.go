@@ -7,13 +7,19 @@ import (
 	"sync/atomic"
 
 	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/blob"
+	"github.com/dynabench-go/dynabench/internal/builtin"
 	"github.com/dynabench-go/dynabench/internal/demo"
+	"github.com/dynabench-go/dynabench/internal/training"
 )
 
-// Resolver turns registered models into predictors. Built-in demo models are trained from the demo
-// task's seed data on first use (deterministically, so every replica trains the same model) and kept
-// in memory.
+// Resolver turns registered models into predictors. Built-in models load their trained artifact from
+// the blob store; the demo tasks' first models are trained from the seed set instead (deterministic,
+// so every replica has the same model). Loaded models are kept in memory.
 type Resolver struct {
+	// Blobs holds trained artifacts of built-in models (options.blob_key).
+	Blobs blob.Store
+
 	mu      sync.Mutex
 	trained map[int64]*trainOnce
 }
@@ -25,7 +31,9 @@ type trainOnce struct {
 }
 
 // NewResolver returns an empty resolver.
-func NewResolver() *Resolver { return &Resolver{trained: map[int64]*trainOnce{}} }
+func NewResolver(blobs blob.Store) *Resolver {
+	return &Resolver{Blobs: blobs, trained: map[int64]*trainOnce{}}
+}
 
 // Predictor returns a callable model for m.
 func (r *Resolver) Predictor(ctx context.Context, m *dynabench.Model) (dynabench.Predictor, error) {
@@ -34,8 +42,9 @@ func (r *Resolver) Predictor(ctx context.Context, m *dynabench.Model) (dynabench
 			Err: fmt.Errorf("no adapter for model kind %q in this build", m.Kind)}
 	}
 	code, _ := m.Options["demo"].(string)
-	if code == "" {
-		return nil, &dynabench.ModelError{Kind: dynabench.ModelUnreachable, Err: fmt.Errorf("built-in model %d has no training source", m.ID)}
+	key, _ := m.Options[training.OptionBlobKey].(string)
+	if code == "" && key == "" {
+		return nil, &dynabench.ModelError{Kind: dynabench.ModelUnreachable, Err: fmt.Errorf("built-in model %d has no artifact", m.ID)}
 	}
 	r.mu.Lock()
 	t, ok := r.trained[m.ID]
@@ -46,7 +55,13 @@ func (r *Resolver) Predictor(ctx context.Context, m *dynabench.Model) (dynabench
 	r.mu.Unlock()
 	t.once.Do(func() {
 		var p dynabench.Predictor
-		if p, t.err = trainDemo(code, seedOf(m)); t.err == nil {
+		if key != "" {
+			sum, _ := m.Options[training.OptionSHA256].(string)
+			p, _, t.err = training.LoadBlob(ctx, r.Blobs, key, sum)
+		} else {
+			p, t.err = trainDemo(code, seedOf(m))
+		}
+		if t.err == nil {
 			t.p.Store(&watched{p: p})
 		}
 	})
@@ -90,4 +105,18 @@ func trainDemo(code string, seed uint64) (dynabench.Predictor, error) {
 		}
 	}
 	return nil, fmt.Errorf("no demo task %q", code)
+}
+
+// demoSeed returns a demo task's seed training set.
+func demoSeed(code string) ([]builtin.TrainingExample, bool) {
+	tasks, err := demo.Tasks()
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		if t.Code == code {
+			return t.Seed, true
+		}
+	}
+	return nil, false
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/dynabench-go/dynabench/internal/api"
+	"github.com/dynabench-go/dynabench/internal/blob"
 	"github.com/dynabench-go/dynabench/internal/secret"
 	"github.com/dynabench-go/dynabench/internal/service"
 	"github.com/dynabench-go/dynabench/internal/sqlstore"
@@ -43,11 +44,14 @@ func (c Config) DatabaseURLOrDefault() string {
 	if c.DatabaseURL != "" {
 		return c.DatabaseURL
 	}
-	dir := c.DataDir
-	if dir == "" {
-		dir = "."
+	return filepath.Join(c.dataDir(), "dynabench.db")
+}
+
+func (c Config) dataDir() string {
+	if c.DataDir == "" {
+		return "."
 	}
-	return filepath.Join(dir, "dynabench.db")
+	return c.DataDir
 }
 
 // Main is a running platform.
@@ -55,6 +59,7 @@ type Main struct {
 	Config  Config
 	Log     *slog.Logger
 	DB      *sqlstore.DB
+	Blobs   *blob.Dir
 	Service *service.Service
 	API     *api.Server
 	HTTP    *http.Server
@@ -78,7 +83,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 		return nil, err
 	}
 	log.Info("database ready", "engine", db.Engine, "migrations_applied", n)
-	svc := service.New(sqlstore.NewStore(db), NewResolver(), log)
+	blobs, err := blob.NewDir(filepath.Join(cfg.dataDir(), "blobs"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	svc := service.New(sqlstore.NewStore(db), NewResolver(blobs), log)
+	svc.Trainer = &service.Trainer{Blobs: blobs, SeedData: demoSeed, Version: cfg.Version}
 	if cfg.InsecureFastHashing {
 		svc.PasswordParams = secret.TestParams
 	}
@@ -99,9 +110,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 	}
 	a := api.New(svc, log, api.Options{Version: cfg.Version, Ready: ready, Registry: reg,
 		OpenRegistration: cfg.OpenRegistration, TrustProxy: cfg.TrustProxy})
-	m := &Main{Config: cfg, Log: log, DB: db, Service: svc, API: a}
+	m := &Main{Config: cfg, Log: log, DB: db, Blobs: blobs, Service: svc, API: a}
 	if err := m.Bootstrap(ctx); err != nil {
-		db.Close()
+		m.Close()
 		return nil, err
 	}
 	m.warmModels(ctx)
@@ -187,5 +198,11 @@ func (m *Main) Serve(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the database.
-func (m *Main) Close() error { return m.DB.Close() }
+// Close releases the database and the blob store.
+func (m *Main) Close() error {
+	berr := m.Blobs.Close()
+	if err := m.DB.Close(); err != nil {
+		return err
+	}
+	return berr
+}

@@ -28,6 +28,8 @@ type Service struct {
 	SessionTTL time.Duration
 	// Limits bound the size of inputs.
 	Limits taskconfig.Limits
+	// Trainer makes built-in models (nil: training is unavailable).
+	Trainer *Trainer
 
 	mu      sync.Mutex
 	configs map[int64]cachedConfig // parsed configs by task id, checked against ConfigRev
