@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/adapters"
 	"github.com/dynabench-go/dynabench/internal/blob"
 	"github.com/dynabench-go/dynabench/internal/builtin"
 	"github.com/dynabench-go/dynabench/internal/demo"
@@ -19,6 +20,11 @@ import (
 type Resolver struct {
 	// Blobs holds trained artifacts of built-in models (options.blob_key).
 	Blobs blob.Store
+	// HTTP builds and keeps the adapters of HTTP models (one per model, so that its breaker,
+	// concurrency limit and health outlive a call).
+	HTTP *adapters.Cache
+	// Spec says what the model's task expects back.
+	Spec func(ctx context.Context, taskID int64) (adapters.Spec, error)
 
 	mu      sync.Mutex
 	trained map[int64]*trainOnce
@@ -31,15 +37,25 @@ type trainOnce struct {
 }
 
 // NewResolver returns an empty resolver.
-func NewResolver(blobs blob.Store) *Resolver {
-	return &Resolver{Blobs: blobs, trained: map[int64]*trainOnce{}}
+func NewResolver(blobs blob.Store, http *adapters.Cache) *Resolver {
+	return &Resolver{Blobs: blobs, HTTP: http, trained: map[int64]*trainOnce{}}
 }
 
 // Predictor returns a callable model for m.
 func (r *Resolver) Predictor(ctx context.Context, m *dynabench.Model) (dynabench.Predictor, error) {
 	if m.Kind != dynabench.KindBuiltin {
-		return nil, &dynabench.ModelError{Kind: dynabench.ModelUnreachable,
-			Err: fmt.Errorf("no adapter for model kind %q in this build", m.Kind)}
+		if r.HTTP == nil || r.Spec == nil {
+			return nil, &dynabench.ModelError{Kind: dynabench.ModelUnreachable, Err: fmt.Errorf("no adapter for model kind %q", m.Kind)}
+		}
+		spec, err := r.Spec(ctx, m.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		p, err := r.HTTP.Predictor(ctx, m, spec)
+		if err != nil {
+			return nil, &dynabench.ModelError{Kind: dynabench.ModelUnreachable, Err: err}
+		}
+		return p, nil
 	}
 	code, _ := m.Options["demo"].(string)
 	key, _ := m.Options[training.OptionBlobKey].(string)
@@ -73,6 +89,17 @@ func (r *Resolver) Predictor(ctx context.Context, m *dynabench.Model) (dynabench
 
 // ModelHealth reports the calls this server made to the model, if it has loaded it.
 func (r *Resolver) ModelHealth(modelID int64) (dynabench.ModelHealth, bool) {
+	if r.HTTP != nil {
+		if h, ok := r.HTTP.Health(modelID); ok {
+			mh := dynabench.ModelHealth{Calls: h.Calls, Failures: h.Failures, LastError: h.LastError,
+				LastLatencyMS: float64(h.LastLatency.Microseconds()) / 1000, Breaker: string(h.Breaker)}
+			if !h.LastErrorAt.IsZero() {
+				at := h.LastErrorAt.UTC()
+				mh.LastErrorAt = &at
+			}
+			return mh, true
+		}
+	}
 	r.mu.Lock()
 	t, ok := r.trained[modelID]
 	r.mu.Unlock()

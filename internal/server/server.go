@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/adapters"
 	"github.com/dynabench-go/dynabench/internal/api"
 	"github.com/dynabench-go/dynabench/internal/blob"
 	"github.com/dynabench-go/dynabench/internal/secret"
@@ -34,7 +36,10 @@ type Config struct {
 	Demo             bool   // seed the demo tasks on an empty database
 	OpenRegistration bool
 	TrustProxy       bool
-	Version          string
+	// DenyPrivateModelURLs refuses to call models on loopback, private and link-local addresses
+	// (turn on where users you do not trust register models; off on a laptop, where models are local).
+	DenyPrivateModelURLs bool
+	Version              string
 	// Fast password hashing, for tests only.
 	InsecureFastHashing bool
 }
@@ -88,7 +93,29 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 		db.Close()
 		return nil, err
 	}
-	svc := service.New(sqlstore.NewStore(db), NewResolver(blobs), log)
+	adapterOpts := adapters.Options{DenyPrivateNetworks: cfg.DenyPrivateModelURLs}
+	resolver := NewResolver(blobs, adapters.NewCache(adapters.DefaultRegistry(adapterOpts)))
+	svc := service.New(sqlstore.NewStore(db), resolver, log)
+	checkReg := adapters.DefaultRegistry(adapterOpts)
+	svc.CheckModel = func(ctx context.Context, m *dynabench.Model) error {
+		spec, err := resolver.Spec(ctx, m.TaskID)
+		if err != nil {
+			return err
+		}
+		_, err = checkReg.New(ctx, m, spec)
+		return err
+	}
+	resolver.Spec = func(ctx context.Context, taskID int64) (adapters.Spec, error) {
+		t, err := svc.Store.FindTaskByID(ctx, taskID)
+		if err != nil {
+			return adapters.Spec{}, err
+		}
+		cfg, err := svc.Config(t)
+		if err != nil {
+			return adapters.Spec{}, err
+		}
+		return adapters.SpecFor(cfg), nil
+	}
 	svc.Trainer = &service.Trainer{Blobs: blobs, SeedData: demoSeed, Version: cfg.Version}
 	if cfg.InsecureFastHashing {
 		svc.PasswordParams = secret.TestParams

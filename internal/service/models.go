@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"regexp"
 	"strings"
@@ -76,6 +77,16 @@ func (s *Service) RegisterModel(ctx context.Context, actor *dynabench.User, code
 	}
 	m := &dynabench.Model{TaskID: t.ID, UserID: actor.ID, Name: nm.Name, Kind: nm.Kind, URL: strings.TrimRight(nm.URL, "/"),
 		Options: nm.Options, Card: nm.Card}
+	if s.CheckModel != nil {
+		// Build the adapter once now, so bad options are refused here rather than on every example.
+		if err := s.CheckModel(ctx, m); err != nil {
+			var de *dynabench.Error
+			if errors.As(err, &de) && de.Code == dynabench.EINVALID {
+				return nil, de
+			}
+			return nil, dynabench.FieldErrorf(dynabench.EINVALID, "options", "the adapter refused this model: %v", err)
+		}
+	}
 	if err := s.Store.CreateModel(ctx, m); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,8 @@ type Service struct {
 	Limits taskconfig.Limits
 	// Trainer makes built-in models (nil: training is unavailable).
 	Trainer *Trainer
+	// CheckModel builds a model's adapter without calling it, to refuse bad options at registration.
+	CheckModel func(ctx context.Context, m *dynabench.Model) error
 
 	mu      sync.Mutex
 	configs map[int64]cachedConfig // parsed configs by task id, checked against ConfigRev

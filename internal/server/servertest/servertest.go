@@ -421,3 +421,13 @@ func (s *Server) WantStats(t testing.TB, code string, n int, collected, fooled, 
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// ModelHealth forwards to the server's resolver, so model pages show health in tests too.
+func (r *Resolver) ModelHealth(modelID int64) (dynabench.ModelHealth, bool) {
+	if h, ok := r.next.(interface {
+		ModelHealth(int64) (dynabench.ModelHealth, bool)
+	}); ok {
+		return h.ModelHealth(modelID)
+	}
+	return dynabench.ModelHealth{}, false
+}
