@@ -53,6 +53,8 @@ func newRootCmd() *cobra.Command {
 	}
 	cfg.Version = version
 	root.AddCommand(serveCmd(&cfg, logger), migrateCmd(&cfg, logger), versionCmd(), userCmd(&cfg, logger), doctorCmd(&cfg, logger))
+	root.AddCommand(benchCmd(&cfg, logger))
+	root.AddCommand(modelCmd(&cfg, logger))
 	return root
 }
 
@@ -78,6 +80,7 @@ func serveCmd(cfg *server.Config, logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.Addr, "addr", env("ADDR", ":8080"), "listen address (env DYNABENCH_ADDR)")
 	f.BoolVar(&cfg.Demo, "demo", env("DEMO", "true") == "true", "seed the four demo tasks on an empty database")
 	f.BoolVar(&cfg.OpenRegistration, "open-registration", env("OPEN_REGISTRATION", "true") == "true", "let anyone register")
+	f.BoolVar(&cfg.DenyPrivateModelURLs, "deny-private-model-urls", env("DENY_PRIVATE_MODEL_URLS", "false") == "true", "refuse to call models on loopback or private addresses (set where untrusted users register models)")
 	f.BoolVar(&cfg.TrustProxy, "trust-proxy", env("TRUST_PROXY", "false") == "true", "take client addresses from X-Forwarded-For (only behind your own proxy)")
 	return c
 }

@@ -3,9 +3,9 @@ package api_test
 import (
 	"encoding/json"
 	"math"
-	"strconv"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
