@@ -31,9 +31,10 @@ const (
 
 // DB is an open database: a write pool and a read pool (the same pool on PostgreSQL).
 type DB struct {
-	Engine string
-	write  *sql.DB
-	read   *sql.DB
+	Engine    string
+	write     *sql.DB
+	read      *sql.DB
+	committer *committer // SQLite only: runs waiting write transactions together
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -127,11 +128,15 @@ func (db *DB) openSQLite(raw string, opt Options) error {
 	}
 	db.read.SetMaxOpenConns(opt.MaxConns)
 	db.read.SetMaxIdleConns(opt.MaxConns)
+	db.committer = newCommitter(db.write)
 	return nil
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	if db.committer != nil {
+		db.committer.close()
+	}
 	err := db.write.Close()
 	if db.read != db.write {
 		if rerr := db.read.Close(); err == nil {

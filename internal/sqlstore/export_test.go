@@ -33,3 +33,11 @@ func (s *Store) BackendPID(ctx context.Context) (int64, error) {
 	err := s.w().QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
 	return pid, err
 }
+
+// QueuedTx is how many transactions wait for SQLite's group committer.
+func (db *DB) QueuedTx() int {
+	if db.committer == nil {
+		return 0
+	}
+	return db.committer.queued()
+}

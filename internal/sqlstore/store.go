@@ -27,7 +27,7 @@ type queryer interface {
 // method, reads included, runs on the transaction.
 type Store struct {
 	db *DB
-	tx *sql.Tx
+	tx queryer // the transaction (a *sql.Tx, or SQLite's batch connection); nil outside InTx
 }
 
 var _ dynabench.Store = (*Store)(nil)
@@ -54,10 +54,15 @@ func (s *Store) w() queryer {
 
 func (s *Store) now() int64 { return s.db.Now().UnixMilli() }
 
-// InTx runs fn in a transaction on the writer. Nested calls join the outer transaction.
+// InTx runs fn in a transaction on the writer. Nested calls join the outer transaction. On SQLite
+// it goes through the group committer (groupcommit.go); fn's error, or a panic in it, undoes fn's
+// writes only.
 func (s *Store) InTx(ctx context.Context, fn func(tx dynabench.Store) error) error {
 	if s.tx != nil {
 		return fn(s)
+	}
+	if s.db.committer != nil {
+		return s.db.committer.run(ctx, func(q queryer) error { return fn(&Store{db: s.db, tx: q}) })
 	}
 	tx, err := s.db.write.BeginTx(ctx, nil)
 	if err != nil {
