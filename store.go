@@ -45,6 +45,8 @@ type Store interface {
 	FindRounds(ctx context.Context, taskID int64) ([]*Round, error)
 	CloseRound(ctx context.Context, roundID int64, at time.Time) error
 	SetRoundModels(ctx context.Context, roundID int64, modelIDs []int64) error
+	// SetRoundLoopMode sets how several models in the loop answer (LoopRandom, LoopMean, LoopVote).
+	SetRoundLoopMode(ctx context.Context, roundID int64, mode string) error
 
 	CreateContexts(ctx context.Context, cs []*Context) error
 	FindContextByID(ctx context.Context, id int64) (*Context, error)

@@ -52,6 +52,13 @@ const (
 	RoundClosed = "closed"
 )
 
+// Loop modes of a round with several models in the loop.
+const (
+	LoopRandom = "random" // one model picked at random per example, as Dynabench does
+	LoopMean   = "mean"   // all models; the label with the highest mean probability
+	LoopVote   = "vote"   // all models; the majority label
+)
+
 // Round is one numbered round of a task with its models in the loop and counters.
 type Round struct {
 	ID        int64
@@ -60,6 +67,7 @@ type Round struct {
 	Status    string
 	Secret    string // random; keys anonymised ids in exports
 	ModelIDs  []int64
+	LoopMode  string // LoopRandom (default), LoopMean or LoopVote: how several models answer
 	Stats     RoundStats
 	CreatedAt time.Time
 	ClosedAt  *time.Time

@@ -12,7 +12,7 @@ import (
 
 // ModelRef names a model.
 type ModelRef struct {
-	ID   string `json:"id"`
+	ID   string `json:"id" doc:"Empty for an ensemble of the round's models"`
 	Name string `json:"name"`
 }
 
@@ -42,8 +42,11 @@ func exampleJSON(code string, e *dynabench.Example) ExampleJSON {
 		Input: e.Input, ModelOutput: e.ModelOutput, ModelWrong: e.ModelWrong, ModelError: e.ModelError,
 		Status: e.Status, Validations: e.Counts, Flagged: e.Flagged, FlagReason: e.FlagReason,
 		Metadata: e.Metadata, Tag: e.Tag, CreatedAt: rfc3339(e.CreatedAt)}
-	if e.ModelID != nil {
+	switch {
+	case e.ModelID != nil:
 		ej.Model = &ModelRef{ID: idString(*e.ModelID), Name: e.ModelName}
+	case e.ModelName != "": // an ensemble of the round's models has a name but no single id
+		ej.Model = &ModelRef{Name: e.ModelName}
 	}
 	if ej.Metadata == nil {
 		ej.Metadata = map[string]any{}

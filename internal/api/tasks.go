@@ -35,13 +35,14 @@ type RoundJSON struct {
 	Number    int                  `json:"number"`
 	Status    string               `json:"status" enum:"open,closed"`
 	Models    []string             `json:"models" doc:"Ids of the models in the loop"`
+	LoopMode  string               `json:"loop_mode" enum:"random,mean,vote" doc:"How several models in the loop answer"`
 	Stats     dynabench.RoundStats `json:"stats"`
 	CreatedAt string               `json:"created_at"`
 	ClosedAt  *string              `json:"closed_at"`
 }
 
 func roundJSON(r *dynabench.Round) RoundJSON {
-	rj := RoundJSON{Number: r.Number, Status: r.Status, Models: make([]string, 0, len(r.ModelIDs)), Stats: r.Stats,
+	rj := RoundJSON{Number: r.Number, Status: r.Status, Models: make([]string, 0, len(r.ModelIDs)), LoopMode: r.LoopMode, Stats: r.Stats,
 		CreatedAt: rfc3339(r.CreatedAt)}
 	for _, id := range r.ModelIDs {
 		rj.Models = append(rj.Models, idString(id))
@@ -229,6 +230,7 @@ type roundOutput struct {
 
 type modelsBody struct {
 	Models []string `json:"models" maxItems:"50" doc:"Ids of the task's models to put in the loop"`
+	Mode   string   `json:"mode,omitempty" enum:"random,mean,vote" doc:"With several models: one at random per example (default), or all as an ensemble (mean probability, majority vote)"`
 }
 
 type nextRoundInput struct {
@@ -313,6 +315,11 @@ func (s *Server) roundRoutes() {
 			if err != nil {
 				return nil, err
 			}
+			if in.Body.Mode != "" {
+				if r, err = s.svc.SetRoundLoopMode(ctx, actor(ctx), in.Code, r.Number, in.Body.Mode); err != nil {
+					return nil, err
+				}
+			}
 			return &roundOutput{Status: http.StatusCreated, Body: roundJSON(r)}, nil
 		})
 	register(s, op(http.MethodPut, "/api/v1/tasks/{code}/rounds/{n}/models", "setRoundModels", "Set the models in the loop (owners)", tags, true, 403, 404, 422),
@@ -324,6 +331,11 @@ func (s *Server) roundRoutes() {
 			r, err := s.svc.SetRoundModels(ctx, actor(ctx), in.Code, in.Number, ids)
 			if err != nil {
 				return nil, err
+			}
+			if in.Body.Mode != "" {
+				if r, err = s.svc.SetRoundLoopMode(ctx, actor(ctx), in.Code, in.Number, in.Body.Mode); err != nil {
+					return nil, err
+				}
 			}
 			return &roundOutput{Status: http.StatusOK, Body: roundJSON(r)}, nil
 		})

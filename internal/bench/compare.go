@@ -11,8 +11,6 @@ import (
 	"runtime/pprof"
 	"strings"
 	"time"
-
-	"github.com/dynabench-go/dynabench/internal/sqlstore"
 )
 
 // The goal for SQLite on a 2-core machine.
@@ -278,12 +276,8 @@ func (rep *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "model in the loop: answered %d examples, fooled on %d; counters after the run: %d drifted\n",
 		rep.Server.Latency.N, rep.Fooled, rep.Drift)
 	tx := rep.Transactions
-	busy := fmt.Sprintf("the single write connection busy %.0f%% of the time", 100*tx.Held)
-	if rep.Engine != sqlstore.SQLite {
-		busy = fmt.Sprintf("%.1f open at a time on average", tx.Held)
-	}
-	fmt.Fprintf(w, "server write transactions: %d, %s; wait to begin p50 %.2f ms p99 %.2f ms, begin to commit p50 %.2f ms p99 %.2f ms\n",
-		tx.N, busy, tx.Wait.P50, tx.Wait.P99, tx.Hold.P50, tx.Hold.P99)
+	fmt.Fprintf(w, "server write transactions: %d, %.2f in progress on average; wait to begin p50 %.2f ms p99 %.2f ms, begin to commit p50 %.2f ms p99 %.2f ms\n",
+		tx.N, tx.Held, tx.Wait.P50, tx.Wait.P99, tx.Hold.P50, tx.Hold.P99)
 	fmt.Fprintf(w, "goal: throughput >= %.0f/s %s; p99 < %.0f ms %s; >= %.1fx baseline %s; no errors %s => %s\n",
 		GoalThroughput, mark(rep.Goal.Throughput), GoalP99, mark(rep.Goal.P99), GoalRatio, ratioMark(rep),
 		mark(rep.Goal.NoErrors), map[bool]string{true: "met", false: "missed"}[rep.Goal.Met])

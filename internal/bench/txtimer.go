@@ -9,8 +9,9 @@ import (
 )
 
 // txTimer wraps the server's store to time the rules' transactions: how long each waited to
-// begin — on SQLite, for the single write connection — and how long it then held it. On SQLite
-// the sum of the hold times over the wall time says how close the writer is to saturation.
+// begin — on SQLite, for the single write connection — and how long it took from then to its
+// commit. The summed durations over the wall time are the average number in progress; with one
+// SQLite writer running one transaction at a time, that is the share of time the writer is busy.
 type txTimer struct {
 	dynabench.Store
 
@@ -49,9 +50,9 @@ func (s *txTimer) take() (wait, hold []time.Duration) {
 // TxStats summarises the server's write transactions over the measured windows.
 type TxStats struct {
 	N    int     `json:"n"`
-	Held float64 `json:"held_fraction"` // summed hold time / measured wall time
-	Wait Summary `json:"wait"`          // from asking to begin until the transaction ran
-	Hold Summary `json:"hold"`          // from BEGIN done to COMMIT done
+	Held float64 `json:"in_progress"` // summed begin-to-commit time / measured wall time
+	Wait Summary `json:"wait"`        // from asking to begin until the transaction ran
+	Hold Summary `json:"hold"`        // from the transaction's start to its commit
 }
 
 func txStats(wait, hold []time.Duration, wall time.Duration) TxStats {

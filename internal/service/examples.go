@@ -126,22 +126,18 @@ func (s *Service) askModel(ctx context.Context, t *dynabench.Task, cfg *taskconf
 		e.ModelError = "no model in the loop for this round"
 		return
 	}
-	id := r.ModelIDs[0]
-	if len(r.ModelIDs) > 1 {
-		id = r.ModelIDs[s.intn(len(r.ModelIDs))]
+	in := cfg.ModelInput(c.Data, e.Input)
+	var out map[string]any
+	var err error
+	if len(r.ModelIDs) > 1 && (r.LoopMode == dynabench.LoopMean || r.LoopMode == dynabench.LoopVote) {
+		out, err = s.askEnsemble(ctx, t, cfg, r, e, in)
+	} else {
+		out, err = s.askOne(ctx, t, r, e, in)
 	}
-	e.ModelID = &id
-	m, err := s.Store.FindModelByID(ctx, id)
-	if err != nil {
-		e.ModelError = "model in the loop not found"
-		return
-	}
-	e.ModelName = m.Name
-	out, err := s.predict(ctx, t, m, cfg.ModelInput(c.Data, e.Input))
 	if err != nil {
 		me := dynabench.AsModelError(err)
 		e.ModelError = fmt.Sprintf("%s: %s", me.Kind, truncate(me.Err.Error(), 300))
-		s.Log.Warn("model in the loop failed", "task", t.Code, "model", m.ID, "kind", me.Kind, "err", me.Err)
+		s.Log.Warn("model in the loop failed", "task", t.Code, "model", e.ModelName, "kind", me.Kind, "err", me.Err)
 		return
 	}
 	if hasNUL(out) {
@@ -151,12 +147,28 @@ func (s *Service) askModel(ctx context.Context, t *dynabench.Task, cfg *taskconf
 	}
 	clean, problems := cfg.CheckOutput(c.Data, out)
 	if len(problems) > 0 {
-		e.ModelError = fmt.Sprintf("%s: %s", dynabench.ModelInvalidAnswer, problems[0].String())
+		e.ModelError = fmt.Sprintf("%s: %s", dynabench.ModelInvalidAnswer, truncate(problems[0].String(), 500))
 		e.ModelOutput = boundedOutput(out)
 		return
 	}
 	e.ModelOutput = clean
 	e.ModelWrong = cfg.ModelWrong(e.Input, clean)
+}
+
+// askOne asks one of the round's models, picked at random when there are several (Dynabench's way).
+func (s *Service) askOne(ctx context.Context, t *dynabench.Task, r *dynabench.Round, e *dynabench.Example, in map[string]any) (map[string]any, error) {
+	id := r.ModelIDs[0]
+	if len(r.ModelIDs) > 1 {
+		id = r.ModelIDs[s.intn(len(r.ModelIDs))]
+	}
+	e.ModelID = &id
+	m, err := s.Store.FindModelByID(ctx, id)
+	if err != nil {
+		e.ModelName = ""
+		return nil, &dynabench.ModelError{Kind: dynabench.ModelUnreachable, Err: errors.New("model in the loop not found")}
+	}
+	e.ModelName = m.Name
+	return s.predict(ctx, t, m, in)
 }
 
 func (s *Service) predict(ctx context.Context, t *dynabench.Task, m *dynabench.Model, in map[string]any) (map[string]any, error) {
@@ -167,9 +179,14 @@ func (s *Service) predict(ctx context.Context, t *dynabench.Task, m *dynabench.M
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(t.Settings.ModelTimeoutMS)*time.Millisecond)
+	ctx, cancel := context.WithTimeout(ctx, modelTimeout(t))
 	defer cancel()
 	return p.Predict(ctx, in)
+}
+
+// modelTimeout is the deadline the task gives its model in the loop.
+func modelTimeout(t *dynabench.Task) time.Duration {
+	return time.Duration(t.Settings.ModelTimeoutMS) * time.Millisecond
 }
 
 // boundedOutput keeps an invalid model answer for diagnosis, but never a huge one.

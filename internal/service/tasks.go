@@ -271,6 +271,30 @@ func (s *Service) NextRound(ctx context.Context, actor *dynabench.User, code str
 	return s.Store.FindRoundByID(ctx, r.ID)
 }
 
+// SetRoundLoopMode sets how round n's models answer when there are several (owners).
+func (s *Service) SetRoundLoopMode(ctx context.Context, actor *dynabench.User, code string, n int, mode string) (*dynabench.Round, error) {
+	switch mode {
+	case dynabench.LoopRandom, dynabench.LoopMean, dynabench.LoopVote:
+	default:
+		return nil, dynabench.FieldErrorf(dynabench.EINVALID, "mode", "random, mean or vote")
+	}
+	t, err := s.Task(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireOwner(ctx, actor, t); err != nil {
+		return nil, err
+	}
+	r, err := s.Round(ctx, t, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.SetRoundLoopMode(ctx, r.ID, mode); err != nil {
+		return nil, err
+	}
+	return s.Store.FindRoundByID(ctx, r.ID)
+}
+
 // SetRoundModels sets the models in the loop of round n (owners).
 func (s *Service) SetRoundModels(ctx context.Context, actor *dynabench.User, code string, n int, models []int64) (*dynabench.Round, error) {
 	t, err := s.Task(ctx, code)

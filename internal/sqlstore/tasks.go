@@ -108,14 +108,14 @@ func (s *Store) IsTaskOwner(ctx context.Context, taskID, userID int64) (bool, er
 	return n > 0, mapErr("owner", err)
 }
 
-const roundCols = `id, task_id, number, status, secret, collected, fooled, verified_fooled, rejected, created_at, closed_at`
+const roundCols = `id, task_id, number, status, secret, collected, fooled, verified_fooled, rejected, created_at, closed_at, loop_mode`
 
 func (s *Store) scanRound(ctx context.Context, row interface{ Scan(...any) error }) (*dynabench.Round, error) {
 	var r dynabench.Round
 	var created int64
 	var closed sql.NullInt64
 	if err := row.Scan(&r.ID, &r.TaskID, &r.Number, &r.Status, &r.Secret, &r.Stats.Collected, &r.Stats.Fooled,
-		&r.Stats.VerifiedFooled, &r.Stats.Rejected, &created, &closed); err != nil {
+		&r.Stats.VerifiedFooled, &r.Stats.Rejected, &created, &closed, &r.LoopMode); err != nil {
 		return nil, err
 	}
 	r.Stats.Rates()
@@ -154,9 +154,12 @@ func (s *Store) CreateRound(ctx context.Context, r *dynabench.Round) error {
 		if r.Status == "" {
 			r.Status = dynabench.RoundOpen
 		}
+		if r.LoopMode == "" {
+			r.LoopMode = dynabench.LoopRandom
+		}
 		err := tx.w().QueryRowContext(ctx,
-			`INSERT INTO rounds (task_id, number, status, secret, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-			r.TaskID, r.Number, r.Status, r.Secret, now).Scan(&r.ID)
+			`INSERT INTO rounds (task_id, number, status, secret, created_at, loop_mode) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+			r.TaskID, r.Number, r.Status, r.Secret, now, r.LoopMode).Scan(&r.ID)
 		if err != nil {
 			return mapErr("create round", err)
 		}
@@ -213,6 +216,12 @@ func (s *Store) FindRounds(ctx context.Context, taskID int64) ([]*dynabench.Roun
 func (s *Store) CloseRound(ctx context.Context, roundID int64, at time.Time) error {
 	res, err := s.w().ExecContext(ctx, `UPDATE rounds SET status = $1, closed_at = $2 WHERE id = $3`,
 		dynabench.RoundClosed, at.UnixMilli(), roundID)
+	return expectOne(res, err, "round")
+}
+
+// SetRoundLoopMode sets how several models in the loop answer.
+func (s *Store) SetRoundLoopMode(ctx context.Context, roundID int64, mode string) error {
+	res, err := s.w().ExecContext(ctx, `UPDATE rounds SET loop_mode = $1 WHERE id = $2`, mode, roundID)
 	return expectOne(res, err, "round")
 }
 

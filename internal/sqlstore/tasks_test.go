@@ -150,7 +150,7 @@ func TestRounds(t *testing.T) {
 			t.Fatalf("created: %+v", r1)
 		}
 		want1 := dynabench.Round{ID: r1.ID, TaskID: tk.ID, Number: 1, Status: dynabench.RoundOpen, Secret: "0123abcd",
-			ModelIDs: []int64{m3.ID, m1.ID}, CreatedAt: millis(testNow)}
+			ModelIDs: []int64{m3.ID, m1.ID}, LoopMode: dynabench.LoopRandom, CreatedAt: millis(testNow)}
 
 		t.Run("create makes it current", func(t *testing.T) {
 			got, err := s.FindTaskByID(ctx, tk.ID)
@@ -169,7 +169,7 @@ func TestRounds(t *testing.T) {
 		r2 := &dynabench.Round{TaskID: tk.ID, Number: 2, Secret: "s2"}
 		must(t, s.CreateRound(ctx, r2))
 		want2 := dynabench.Round{ID: r2.ID, TaskID: tk.ID, Number: 2, Status: dynabench.RoundOpen, Secret: "s2",
-			ModelIDs: []int64{}, CreatedAt: millis(testNow)}
+			ModelIDs: []int64{}, LoopMode: dynabench.LoopRandom, CreatedAt: millis(testNow)}
 
 		t.Run("list", func(t *testing.T) {
 			got, err := s.FindTaskByID(ctx, tk.ID)
@@ -238,5 +238,25 @@ func TestRounds(t *testing.T) {
 			}
 			wantCode(t, s.CloseRound(ctx, r2.ID+1000, at), dynabench.ENOTFOUND)
 		})
+	})
+}
+
+func TestRoundLoopMode(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		r := e.round(t, e.task(t))
+		got, err := e.s.FindRoundByID(ctx, r.ID)
+		must(t, err)
+		if got.LoopMode != dynabench.LoopRandom {
+			t.Fatalf("new round loop mode %q, want random", got.LoopMode)
+		}
+		must(t, e.s.SetRoundLoopMode(ctx, r.ID, dynabench.LoopVote))
+		got, err = e.s.FindRoundByID(ctx, r.ID)
+		must(t, err)
+		if got.LoopMode != dynabench.LoopVote {
+			t.Fatalf("loop mode %q after setting vote", got.LoopMode)
+		}
+		if err := e.s.SetRoundLoopMode(ctx, r.ID+1000, dynabench.LoopMean); !dynabench.IsCode(err, dynabench.ENOTFOUND) {
+			t.Fatalf("unknown round: %v, want not found", err)
+		}
 	})
 }
