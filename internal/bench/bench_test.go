@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,6 +107,26 @@ func TestCompareWellFormed(t *testing.T) {
 			}
 			checkOutputs(t, rep)
 		})
+	}
+}
+
+// TestEnvLeavesNothing checks that the server's data directory (blobs, the SQLite file) is a
+// temporary one, removed on Close, and never the working directory.
+func TestEnvLeavesNothing(t *testing.T) {
+	t.Parallel()
+	env, err := Start(context.Background(), EnvOptions{Task: "sentiment", Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := env.Main.Config.DataDir
+	if dir == "" || dir == "." || !strings.HasPrefix(dir, os.TempDir()) {
+		t.Errorf("data dir %q is not a temporary directory", dir)
+	}
+	if err := env.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s still exists after Close (%v)", dir, err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -75,11 +74,18 @@ func Start(ctx context.Context, opt EnvOptions) (*Env, error) {
 }
 
 func (env *Env) start(ctx context.Context, opt EnvOptions) error {
-	dbURL, err := env.freshDatabase(ctx, opt.DatabaseURL)
+	// The server keeps blobs (and by default the SQLite file) in its data directory: a temporary
+	// one, so that a benchmark leaves nothing behind in the working directory.
+	dir, err := os.MkdirTemp("", "dynabench-bench-")
 	if err != nil {
 		return err
 	}
-	if err := env.startServer(ctx, dbURL, opt); err != nil {
+	env.cleanup = append(env.cleanup, func() { os.RemoveAll(dir) })
+	dbURL, err := env.freshDatabase(ctx, opt.DatabaseURL, dir)
+	if err != nil {
+		return err
+	}
+	if err := env.startServer(ctx, dbURL, dir, opt); err != nil {
 		return err
 	}
 	if err := env.createUsers(ctx, opt.Users); err != nil {
@@ -103,24 +109,20 @@ func orDefault(v, def int) int {
 	return def
 }
 
-// freshDatabase returns the URL of an empty database for the run.
-func (env *Env) freshDatabase(ctx context.Context, raw string) (string, error) {
+// freshDatabase returns the URL of an empty database for the run: a schema created in the
+// PostgreSQL database at raw, the new SQLite file raw, or a SQLite file in dir.
+func (env *Env) freshDatabase(ctx context.Context, raw, dir string) (string, error) {
 	if strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://") {
 		return env.freshSchema(ctx, raw)
 	}
-	if raw != "" {
-		path, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "file:"), "?")
-		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("bench: %s exists (or cannot be checked); give a new SQLite path, or none for a temporary one", path)
-		}
-		return raw, nil
+	if raw == "" {
+		return filepath.Join(dir, "bench.db"), nil
 	}
-	dir, err := os.MkdirTemp("", "dynabench-bench-")
-	if err != nil {
-		return "", err
+	path, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "file:"), "?")
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("bench: %s exists (or cannot be checked); give a new SQLite path, or none for a temporary one", path)
 	}
-	env.cleanup = append(env.cleanup, func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "bench.db"), nil
+	return raw, nil
 }
 
 // freshSchema creates a schema named for the run in the database at base and returns base with
@@ -161,14 +163,14 @@ func dropSchema(base, schema string) {
 
 // startServer opens, seeds and starts the real server on a loopback port. Its log is formatted
 // as in production (text, info level: one line per request) and written to log, or discarded.
-func (env *Env) startServer(ctx context.Context, dbURL string, opt EnvOptions) error {
+func (env *Env) startServer(ctx context.Context, dbURL, dataDir string, opt EnvOptions) error {
 	if opt.ServerLog == nil {
 		opt.ServerLog = io.Discard
 	}
 	log := slog.New(slog.NewTextHandler(opt.ServerLog, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	pw := make([]byte, 12)
 	rand.Read(pw)
-	m, err := server.Open(ctx, server.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, Synchronous: opt.Synchronous,
+	m, err := server.Open(ctx, server.Config{Addr: "127.0.0.1:0", DatabaseURL: dbURL, DataDir: dataDir, Synchronous: opt.Synchronous,
 		Demo: true, AdminPassword: hex.EncodeToString(pw), InsecureFastHashing: true, Version: "bench"}, log)
 	if err != nil {
 		return err
@@ -288,35 +290,6 @@ func (env *Env) prime(ctx context.Context) error {
 	return nil
 }
 
-// Server is the real server's example-submit endpoint as a Target.
-func (env *Env) Server() Target {
-	return &serverTarget{env: env, url: env.Main.URL() + "/api/v1/tasks/" + env.task + "/examples"}
-}
-
-// BaselineTarget is the baseline's endpoint, sent the same bodies.
-func (env *Env) BaselineTarget() Target { return &baselineTarget{env: env, url: env.Baseline.URL} }
-
-// body is the payload of request seq of client i: same bytes whichever target gets it.
-func (env *Env) body(i, seq int) ([]byte, error) {
-	cs := env.contexts[i%len(env.contexts)]
-	c := cs[(seq%len(cs)+len(cs))%len(cs)]
-	return env.inputs.body(i, seq, c)
-}
-
-func (env *Env) post(ctx context.Context, url string, i, seq int) (*http.Request, error) {
-	body, err := env.body(i, seq)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+env.token(i))
-	return req, nil
-}
-
 // Fooled counts the server's answers in which the model was fooled, since the last call.
 func (env *Env) Fooled() int64 { return env.fooled.Swap(0) }
 
@@ -345,53 +318,4 @@ func (env *Env) Close() error {
 		env.cleanup[i]()
 	}
 	return err
-}
-
-type serverTarget struct {
-	env *Env
-	url string
-}
-
-func (t *serverTarget) Request(ctx context.Context, i, seq int) (*http.Request, error) {
-	return t.env.post(ctx, t.url, i, seq)
-}
-
-// Check wants 201 with the model's answer; an example stored with model_error means the model in
-// the loop did not answer, which this benchmark counts as a failure.
-func (t *serverTarget) Check(status int, body []byte) error {
-	if status != http.StatusCreated {
-		return fmt.Errorf("status %d: %s", status, clip(body))
-	}
-	if bytes.Contains(body, []byte(`"model_error"`)) {
-		return fmt.Errorf("the model in the loop failed: %s", clip(body))
-	}
-	if bytes.Contains(body, []byte(`"model_wrong":true`)) {
-		t.env.fooled.Add(1)
-	}
-	return nil
-}
-
-type baselineTarget struct {
-	env *Env
-	url string
-}
-
-func (t *baselineTarget) Request(ctx context.Context, i, seq int) (*http.Request, error) {
-	return t.env.post(ctx, t.url, i, seq)
-}
-
-func (t *baselineTarget) Check(status int, body []byte) error {
-	if status != http.StatusCreated {
-		return fmt.Errorf("status %d: %s", status, clip(body))
-	}
-	return nil
-}
-
-// clip shortens a response body for an error message.
-func clip(b []byte) string {
-	const n = 300
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
 }

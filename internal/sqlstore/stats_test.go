@@ -299,7 +299,7 @@ func TestRecount(t *testing.T) {
 		id := func(n int64) string { return fmt.Sprint(n) }
 		// Stored values now: r1 collected 1 (x2 retracted); c2 total_fooled 1 (x3); round_users r2/a
 		// retracted 0; r1/v validations 1; x1 n_flagged 1.
-		e.exec(t, `UPDATE rounds SET collected = collected + 3 WHERE id = $1`, r1.ID)
+		e.exec(t, `UPDATE round_counts SET collected = collected + 3 WHERE round_id = $1 AND shard = (SELECT min(shard) FROM round_counts WHERE round_id = $1)`, r1.ID)
 		e.exec(t, `UPDATE contexts SET total_fooled = total_fooled - 1 WHERE id = $1`, c2.ID)
 		e.exec(t, `UPDATE round_users SET retracted = 7 WHERE round_id = $1 AND user_id = $2`, r2.ID, a.ID)
 		e.exec(t, `UPDATE round_users SET validations = validations + 1 WHERE round_id = $1 AND user_id = $2`, r1.ID, v.ID)

@@ -108,7 +108,13 @@ func (s *Store) IsTaskOwner(ctx context.Context, taskID, userID int64) (bool, er
 	return n > 0, mapErr("owner", err)
 }
 
-const roundCols = `id, task_id, number, status, secret, collected, fooled, verified_fooled, rejected, created_at, closed_at, loop_mode`
+// roundCols reads a round with its counters summed over their shards (see ApplyStats).
+const roundCols = `id, task_id, number, status, secret,
+	CAST(COALESCE((SELECT sum(c.collected) FROM round_counts c WHERE c.round_id = rounds.id), 0) AS BIGINT),
+	CAST(COALESCE((SELECT sum(c.fooled) FROM round_counts c WHERE c.round_id = rounds.id), 0) AS BIGINT),
+	CAST(COALESCE((SELECT sum(c.verified_fooled) FROM round_counts c WHERE c.round_id = rounds.id), 0) AS BIGINT),
+	CAST(COALESCE((SELECT sum(c.rejected) FROM round_counts c WHERE c.round_id = rounds.id), 0) AS BIGINT),
+	created_at, closed_at, loop_mode`
 
 func (s *Store) scanRound(ctx context.Context, row interface{ Scan(...any) error }) (*dynabench.Round, error) {
 	var r dynabench.Round
