@@ -311,14 +311,9 @@ func (s *Server) roundRoutes() {
 			if err != nil {
 				return nil, err
 			}
-			r, err := s.svc.NextRound(ctx, actor(ctx), in.Code, ids)
+			r, err := s.svc.NextRound(ctx, actor(ctx), in.Code, ids, in.Body.Mode)
 			if err != nil {
 				return nil, err
-			}
-			if in.Body.Mode != "" {
-				if r, err = s.svc.SetRoundLoopMode(ctx, actor(ctx), in.Code, r.Number, in.Body.Mode); err != nil {
-					return nil, err
-				}
 			}
 			return &roundOutput{Status: http.StatusCreated, Body: roundJSON(r)}, nil
 		})
@@ -328,14 +323,9 @@ func (s *Server) roundRoutes() {
 			if err != nil {
 				return nil, err
 			}
-			r, err := s.svc.SetRoundModels(ctx, actor(ctx), in.Code, in.Number, ids)
+			r, err := s.svc.SetRoundModels(ctx, actor(ctx), in.Code, in.Number, ids, in.Body.Mode)
 			if err != nil {
 				return nil, err
-			}
-			if in.Body.Mode != "" {
-				if r, err = s.svc.SetRoundLoopMode(ctx, actor(ctx), in.Code, in.Number, in.Body.Mode); err != nil {
-					return nil, err
-				}
 			}
 			return &roundOutput{Status: http.StatusOK, Body: roundJSON(r)}, nil
 		})

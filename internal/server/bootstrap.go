@@ -77,7 +77,7 @@ func SeedDemo(ctx context.Context, svc *service.Service, admin *dynabench.User) 
 		if err := svc.Store.CreateModel(ctx, model); err != nil {
 			return err
 		}
-		if _, err := svc.SetRoundModels(ctx, admin, t.Code, 1, []int64{model.ID}); err != nil {
+		if _, err := svc.SetRoundModels(ctx, admin, t.Code, 1, []int64{model.ID}, ""); err != nil {
 			return err
 		}
 	}

@@ -182,7 +182,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}}
 	id := s.AddModel(t, "sentiment", "slow", slow)
 	task := s.Task(t, "sentiment")
-	if _, err := s.Service.SetRoundModels(ctx, mustAdmin(t, s), "sentiment", 1, []int64{id}); err != nil {
+	if _, err := s.Service.SetRoundModels(ctx, mustAdmin(t, s), "sentiment", 1, []int64{id}, ""); err != nil {
 		t.Fatal(err)
 	}
 	c := s.Do(t, http.MethodGet, "/api/v1/tasks/sentiment/context", alice.Token, nil)

@@ -232,7 +232,7 @@ func TestCreateExampleRefusals(t *testing.T) {
 			})
 		}
 		// A closed round takes no more examples, even on its own contexts.
-		if _, err := f.svc.NextRound(ctx, f.admin, "tk", nil); err != nil {
+		if _, err := f.svc.NextRound(ctx, f.admin, "tk", nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		_, err = f.svc.CreateExample(ctx, f.users["alice"], "tk", NewExample{ContextID: f.contexts[0].ID, Input: good})

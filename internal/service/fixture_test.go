@@ -198,7 +198,7 @@ func (f *fixture) addModel(t *testing.T, p dynabench.Predictor) int64 {
 
 func (f *fixture) setModels(t *testing.T, ids ...int64) {
 	t.Helper()
-	if _, err := f.svc.SetRoundModels(context.Background(), f.admin, "tk", 1, ids); err != nil {
+	if _, err := f.svc.SetRoundModels(context.Background(), f.admin, "tk", 1, ids, ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -232,8 +232,12 @@ func (s *Service) checkModels(ctx context.Context, t *dynabench.Task, ids []int6
 	return nil
 }
 
-// NextRound closes the current round and opens the next with the given models in the loop (owners).
-func (s *Service) NextRound(ctx context.Context, actor *dynabench.User, code string, models []int64) (*dynabench.Round, error) {
+// NextRound closes the current round and opens the next with the given models in the loop and loop
+// mode ("" for random) (owners).
+func (s *Service) NextRound(ctx context.Context, actor *dynabench.User, code string, models []int64, mode string) (*dynabench.Round, error) {
+	if err := checkLoopMode(mode); err != nil {
+		return nil, err
+	}
 	t, err := s.Task(ctx, code)
 	if err != nil {
 		return nil, err
@@ -244,7 +248,7 @@ func (s *Service) NextRound(ctx context.Context, actor *dynabench.User, code str
 	if err := s.checkModels(ctx, t, models); err != nil {
 		return nil, err
 	}
-	r := &dynabench.Round{TaskID: t.ID, Number: t.CurrentRound + 1, Secret: newSecret(), ModelIDs: models}
+	r := &dynabench.Round{TaskID: t.ID, Number: t.CurrentRound + 1, Secret: newSecret(), ModelIDs: models, LoopMode: mode}
 	err = s.Store.InTx(ctx, func(tx dynabench.Store) error {
 		cur, err := tx.FindTaskByID(ctx, t.ID) // re-read inside the transaction: two owners may race
 		if err != nil {
@@ -271,32 +275,12 @@ func (s *Service) NextRound(ctx context.Context, actor *dynabench.User, code str
 	return s.Store.FindRoundByID(ctx, r.ID)
 }
 
-// SetRoundLoopMode sets how round n's models answer when there are several (owners).
-func (s *Service) SetRoundLoopMode(ctx context.Context, actor *dynabench.User, code string, n int, mode string) (*dynabench.Round, error) {
-	switch mode {
-	case dynabench.LoopRandom, dynabench.LoopMean, dynabench.LoopVote:
-	default:
-		return nil, dynabench.FieldErrorf(dynabench.EINVALID, "mode", "random, mean or vote")
-	}
-	t, err := s.Task(ctx, code)
-	if err != nil {
+// SetRoundModels sets the models in the loop of round n and, unless mode is empty, how several of
+// them answer: LoopRandom, LoopMean or LoopVote (owners). Both change in one transaction.
+func (s *Service) SetRoundModels(ctx context.Context, actor *dynabench.User, code string, n int, models []int64, mode string) (*dynabench.Round, error) {
+	if err := checkLoopMode(mode); err != nil {
 		return nil, err
 	}
-	if err := s.requireOwner(ctx, actor, t); err != nil {
-		return nil, err
-	}
-	r, err := s.Round(ctx, t, n)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Store.SetRoundLoopMode(ctx, r.ID, mode); err != nil {
-		return nil, err
-	}
-	return s.Store.FindRoundByID(ctx, r.ID)
-}
-
-// SetRoundModels sets the models in the loop of round n (owners).
-func (s *Service) SetRoundModels(ctx context.Context, actor *dynabench.User, code string, n int, models []int64) (*dynabench.Round, error) {
 	t, err := s.Task(ctx, code)
 	if err != nil {
 		return nil, err
@@ -311,10 +295,27 @@ func (s *Service) SetRoundModels(ctx context.Context, actor *dynabench.User, cod
 	if err := s.checkModels(ctx, t, models); err != nil {
 		return nil, err
 	}
-	if err := s.Store.SetRoundModels(ctx, r.ID, models); err != nil {
+	err = s.Store.InTx(ctx, func(tx dynabench.Store) error {
+		if err := tx.SetRoundModels(ctx, r.ID, models); err != nil {
+			return err
+		}
+		if mode == "" {
+			return nil
+		}
+		return tx.SetRoundLoopMode(ctx, r.ID, mode)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return s.Store.FindRoundByID(ctx, r.ID)
+}
+
+func checkLoopMode(mode string) error {
+	switch mode {
+	case "", dynabench.LoopRandom, dynabench.LoopMean, dynabench.LoopVote:
+		return nil
+	}
+	return dynabench.FieldErrorf(dynabench.EINVALID, "mode", "random, mean or vote")
 }
 
 // Upload limits.

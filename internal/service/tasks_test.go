@@ -82,11 +82,11 @@ func TestNextRound(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, engine string) {
 		f := newFixture(t, engine, dynabench.TaskSettings{}, says(label("positive")))
 		ctx := context.Background()
-		_, err := f.svc.NextRound(ctx, f.users["alice"], "tk", nil)
+		_, err := f.svc.NextRound(ctx, f.users["alice"], "tk", nil, "")
 		wantCode(t, err, dynabench.EFORBIDDEN)
-		_, err = f.svc.NextRound(ctx, f.admin, "tk", []int64{f.modelID, f.modelID})
+		_, err = f.svc.NextRound(ctx, f.admin, "tk", []int64{f.modelID, f.modelID}, "")
 		wantCode(t, err, dynabench.EINVALID)
-		r, err := f.svc.NextRound(ctx, f.admin, "tk", []int64{f.modelID})
+		r, err := f.svc.NextRound(ctx, f.admin, "tk", []int64{f.modelID}, "")
 		wantCode(t, err, "")
 		if r.Number != 2 || r.Status != dynabench.RoundOpen || len(r.ModelIDs) != 1 {
 			t.Errorf("round %+v", r)
@@ -118,7 +118,7 @@ func TestNextRoundRace(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, errs[j] = f.svc.NextRound(ctx, f.admin, "tk", nil)
+					_, errs[j] = f.svc.NextRound(ctx, f.admin, "tk", nil, "")
 				}()
 			}
 			wg.Wait()
