@@ -131,18 +131,7 @@ func configForm(v any) (string, map[string]any, error) {
 
 // visibleTask returns the task unless it is hidden from the caller (then: not found).
 func (s *Server) visibleTask(ctx context.Context, code string) (*dynabench.Task, error) {
-	t, err := s.svc.Task(ctx, code)
-	if err != nil {
-		return nil, err
-	}
-	if t.Settings.Hidden {
-		if ok, err := s.svc.CanOwn(ctx, actor(ctx), t); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, dynabench.FieldErrorf(dynabench.ENOTFOUND, "code", "no task %q", code)
-		}
-	}
-	return t, nil
+	return s.svc.VisibleTask(ctx, actor(ctx), code)
 }
 
 func (s *Server) taskRoutes() {

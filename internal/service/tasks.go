@@ -149,6 +149,23 @@ func (s *Service) Task(ctx context.Context, code string) (*dynabench.Task, error
 	return t, err
 }
 
+// VisibleTask returns the task unless it is hidden from the actor (then ENOTFOUND, as for a task
+// that does not exist): hidden tasks are for their owners and admins.
+func (s *Service) VisibleTask(ctx context.Context, actor *dynabench.User, code string) (*dynabench.Task, error) {
+	t, err := s.Task(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if t.Settings.Hidden {
+		if ok, err := s.CanOwn(ctx, actor, t); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, dynabench.FieldErrorf(dynabench.ENOTFOUND, "code", "no task %q", code)
+		}
+	}
+	return t, nil
+}
+
 // Tasks lists the tasks the actor can see (hidden tasks only for admins and their owners).
 func (s *Service) Tasks(ctx context.Context, actor *dynabench.User) ([]*dynabench.Task, error) {
 	all, err := s.Store.FindTasks(ctx)
