@@ -103,7 +103,8 @@ func (s *Service) CanOwn(ctx context.Context, actor *dynabench.User, t *dynabenc
 	return s.Store.IsTaskOwner(ctx, t.ID, actor.ID)
 }
 
-// requireOwner returns EUNAUTHORIZED for anonymous callers and EFORBIDDEN for non-owners.
+// requireOwner returns EUNAUTHORIZED for anonymous callers and EFORBIDDEN for non-owners (ENOTFOUND
+// when the task is hidden).
 func (s *Service) requireOwner(ctx context.Context, actor *dynabench.User, t *dynabench.Task) error {
 	if err := requireUser(actor); err != nil {
 		return err
@@ -113,6 +114,10 @@ func (s *Service) requireOwner(ctx context.Context, actor *dynabench.User, t *dy
 		return err
 	}
 	if !ok {
+		if t.Settings.Hidden {
+			// A hidden task does not exist for non-owners: 403 here would say that it does.
+			return dynabench.FieldErrorf(dynabench.ENOTFOUND, "code", "no task %q", t.Code)
+		}
 		return dynabench.Errorf(dynabench.EFORBIDDEN, "only the task's owners can do this")
 	}
 	return nil

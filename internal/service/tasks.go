@@ -472,7 +472,7 @@ func (s *Service) PickContext(ctx context.Context, actor *dynabench.User, code, 
 	if err := requireUser(actor); err != nil {
 		return nil, err
 	}
-	t, err := s.Task(ctx, code)
+	t, err := s.VisibleTask(ctx, actor, code)
 	if err != nil {
 		return nil, err
 	}

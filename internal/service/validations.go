@@ -12,7 +12,7 @@ func (s *Service) NextToValidate(ctx context.Context, actor *dynabench.User, cod
 	if err := requireUser(actor); err != nil {
 		return nil, nil, err
 	}
-	t, err := s.Task(ctx, code)
+	t, err := s.VisibleTask(ctx, actor, code)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,12 +105,15 @@ func (s *Service) Validate(ctx context.Context, actor *dynabench.User, exampleID
 
 // checkValidator enforces who may vote on e in the given mode.
 func (s *Service) checkValidator(ctx context.Context, actor *dynabench.User, t *dynabench.Task, e *dynabench.Example, nv NewValidation) error {
+	owner, err := s.CanOwn(ctx, actor, t)
+	if err != nil {
+		return err
+	}
+	if t.Settings.Hidden && !owner {
+		return dynabench.Errorf(dynabench.ENOTFOUND, "example not found")
+	}
 	if nv.Mode == dynabench.ModeOwner {
-		ok, err := s.CanOwn(ctx, actor, t)
-		if err != nil {
-			return err
-		}
-		if !ok {
+		if !owner {
 			return dynabench.FieldErrorf(dynabench.EFORBIDDEN, "mode", "only the task's owners can validate in owner mode")
 		}
 		if e.Status == dynabench.StatusRetracted {
