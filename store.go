@@ -24,6 +24,9 @@ type Store interface {
 
 	CreateToken(ctx context.Context, t *Token) error
 	FindTokenByHash(ctx context.Context, hash []byte) (*Token, error)
+	// FindTokenUser returns a token by the hash of its value together with its user, in one query
+	// (every authenticated request makes it); ENOTFOUND when no token has that hash.
+	FindTokenUser(ctx context.Context, hash []byte) (*Token, *User, error)
 	FindTokens(ctx context.Context, userID int64) ([]*Token, error)
 	// DeleteToken deletes one of the user's tokens; ENOTFOUND when the user has no such token.
 	DeleteToken(ctx context.Context, userID, tokenID int64) error

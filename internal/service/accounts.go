@@ -107,7 +107,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*dynabench.Us
 	if !strings.HasPrefix(token, secret.TokenPrefix) || len(token) > 200 {
 		return nil, bad
 	}
-	t, err := s.Store.FindTokenByHash(ctx, secret.HashToken(token))
+	t, u, err := s.Store.FindTokenUser(ctx, secret.HashToken(token))
 	if dynabench.IsCode(err, dynabench.ENOTFOUND) {
 		return nil, bad
 	} else if err != nil {
@@ -116,7 +116,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*dynabench.Us
 	if t.ExpiresAt != nil && !s.Now().Before(*t.ExpiresAt) {
 		return nil, bad
 	}
-	return s.Store.FindUserByID(ctx, t.UserID)
+	return u, nil
 }
 
 // CreateAPIToken issues a named, non-expiring API token for the actor; the token is returned once.

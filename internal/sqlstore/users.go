@@ -107,6 +107,25 @@ func (s *Store) FindTokenByHash(ctx context.Context, hash []byte) (*dynabench.To
 	return t, mapErr("token", err)
 }
 
+// FindTokenUser finds a token and its user in one query.
+func (s *Store) FindTokenUser(ctx context.Context, hash []byte) (*dynabench.Token, *dynabench.User, error) {
+	var t dynabench.Token
+	var u dynabench.User
+	var tCreated, uCreated int64
+	var expires, used sql.NullInt64
+	err := s.r().QueryRowContext(ctx, `SELECT t.id, t.user_id, t.name, t.kind, t.hash, t.created_at, t.expires_at,
+		t.last_used_at, u.id, u.username, u.email, u.password_hash, u.admin, u.created_at
+		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = $1`, hash).Scan(
+		&t.ID, &t.UserID, &t.Name, &t.Kind, &t.Hash, &tCreated, &expires, &used,
+		&u.ID, &u.Username, &u.Email, &u.PasswordHash, &u.Admin, &uCreated)
+	if err != nil {
+		return nil, nil, mapErr("token", err)
+	}
+	t.CreatedAt, t.ExpiresAt, t.LastUsedAt = fromMillis(tCreated), fromNullMillis(expires), fromNullMillis(used)
+	u.CreatedAt = fromMillis(uCreated)
+	return &t, &u, nil
+}
+
 // FindTokens lists a user's tokens, newest first.
 func (s *Store) FindTokens(ctx context.Context, userID int64) ([]*dynabench.Token, error) {
 	rows, err := s.r().QueryContext(ctx, `SELECT `+tokenCols+` FROM tokens WHERE user_id = $1 ORDER BY id DESC`, userID)

@@ -125,6 +125,22 @@ func TestTokens(t *testing.T) {
 			wantCode(t, err, dynabench.ENOTFOUND)
 		})
 
+		t.Run("find with its user", func(t *testing.T) {
+			gotTok, gotUser, err := s.FindTokenUser(ctx, []byte{0, 1, 2, 0xfe, 0xff})
+			must(t, err)
+			wantEqual(t, "token", gotTok, &want)
+			wantUser, err := s.FindUserByID(ctx, u.ID)
+			must(t, err)
+			wantEqual(t, "its user", gotUser, wantUser)
+			gotTok, gotUser, err = s.FindTokenUser(ctx, []byte("foreign"))
+			must(t, err)
+			if gotTok.UserID != other.ID || gotUser.ID != other.ID {
+				t.Fatalf("foreign token: token of %d, user %d, want %d", gotTok.UserID, gotUser.ID, other.ID)
+			}
+			_, _, err = s.FindTokenUser(ctx, []byte{0, 1, 2})
+			wantCode(t, err, dynabench.ENOTFOUND)
+		})
+
 		t.Run("list", func(t *testing.T) {
 			got, err := s.FindTokens(ctx, u.ID)
 			must(t, err)
