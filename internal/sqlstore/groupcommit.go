@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+
+	"github.com/dynabench-go/dynabench"
 )
 
 // SQLite has one writer. With synchronous=FULL every COMMIT waits for an fsync of the WAL, so one
@@ -116,7 +118,16 @@ func (c *committer) commit(batch []*txRequest) {
 		return
 	}
 	for i, r := range batch {
-		results[i] = c.step(conn, r)
+		var lost error
+		results[i], lost = c.step(conn, r)
+		if lost != nil {
+			// SQLite rolled the whole transaction back on its own (a full disk, an I/O error): every
+			// write of the batch so far is gone, so nobody in it may be told otherwise, and the rest
+			// must not run outside a transaction.
+			conn.ExecContext(bg, "ROLLBACK")
+			fail(results, &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database rolled the write back; try again"})
+			return
+		}
 	}
 	if _, err := conn.ExecContext(bg, "COMMIT"); err != nil {
 		conn.ExecContext(bg, "ROLLBACK")
@@ -129,25 +140,48 @@ func (c *committer) commit(batch []*txRequest) {
 	}
 }
 
-// step runs one request inside a savepoint of the batch's transaction.
-func (c *committer) step(conn *sql.Conn, r *txRequest) (res txResult) {
+// step runs one request inside a savepoint of the batch's transaction. lost reports that the
+// batch's transaction no longer exists (the savepoint cannot be released or rolled back to).
+func (c *committer) step(conn *sql.Conn, r *txRequest) (res txResult, lost error) {
 	if err := r.ctx.Err(); err != nil {
-		return txResult{err: err}
+		return txResult{err: err}, nil
 	}
 	bg := context.Background()
 	if _, err := conn.ExecContext(bg, "SAVEPOINT tx"); err != nil {
-		return txResult{err: mapErr("savepoint", err)}
+		return txResult{err: mapErr("savepoint", err)}, err
 	}
 	defer func() {
 		if v := recover(); v != nil {
 			res = txResult{panic: v}
 		}
 		if res.err != nil || res.panic != nil {
-			conn.ExecContext(bg, "ROLLBACK TO tx")
+			if _, err := conn.ExecContext(bg, "ROLLBACK TO tx"); err != nil {
+				lost = err
+				return
+			}
 		}
-		conn.ExecContext(bg, "RELEASE tx")
+		if _, err := conn.ExecContext(bg, "RELEASE tx"); err != nil {
+			lost = err
+		}
 	}()
-	return txResult{err: r.fn(conn)}
+	return txResult{err: r.fn(uninterrupted{conn})}, nil
+}
+
+// uninterrupted runs the batch's statements without the callers' cancellation: SQLite answers an
+// interrupted write inside a transaction by rolling back the whole transaction, which would take the
+// other callers' writes with it. A caller that has gone is skipped before its turn instead.
+type uninterrupted struct{ c *sql.Conn }
+
+func (u uninterrupted) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return u.c.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (u uninterrupted) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return u.c.QueryContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (u uninterrupted) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return u.c.QueryRowContext(context.WithoutCancel(ctx), query, args...)
 }
 
 func fail(results []txResult, err error) {
