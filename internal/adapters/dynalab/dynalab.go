@@ -90,10 +90,7 @@ type batchRequest struct {
 // model's concurrency limit. It fails as a whole when any batch fails or any answer is invalid.
 func (p *Predictor) PredictBatch(ctx context.Context, inputs []map[string]any) ([]map[string]any, error) {
 	out := make([]map[string]any, len(inputs))
-	chunks := (len(inputs) + p.batchSize - 1) / p.batchSize
-	err := httpx.FanOut(ctx, chunks, p.c.MaxConcurrent(), func(ctx context.Context, i int) error {
-		lo := i * p.batchSize
-		hi := min(lo+p.batchSize, len(inputs))
+	err := httpx.Batches(ctx, len(inputs), p.batchSize, p.c.MaxConcurrent(), func(ctx context.Context, lo, hi int) error {
 		return p.c.Do(ctx, httpx.Request{Path: BatchPath, Body: batchRequest{inputs[lo:hi]},
 			Decode: func(body []byte) error { return p.decodeBatch(body, lo, out[lo:hi]) }})
 	})

@@ -107,10 +107,7 @@ func (p *Predictor) Predict(ctx context.Context, input map[string]any) (map[stri
 // model's concurrency limit.
 func (p *Predictor) PredictBatch(ctx context.Context, inputs []map[string]any) ([]map[string]any, error) {
 	out := make([]map[string]any, len(inputs))
-	chunks := (len(inputs) + p.batchSize - 1) / p.batchSize
-	err := httpx.FanOut(ctx, chunks, p.c.MaxConcurrent(), func(ctx context.Context, i int) error {
-		lo := i * p.batchSize
-		hi := min(lo+p.batchSize, len(inputs))
+	err := httpx.Batches(ctx, len(inputs), p.batchSize, p.c.MaxConcurrent(), func(ctx context.Context, lo, hi int) error {
 		res, err := p.call(ctx, inputs[lo:hi], true)
 		copy(out[lo:hi], res)
 		return err
@@ -151,23 +148,12 @@ func (p *Predictor) call(ctx context.Context, inputs []map[string]any, batch boo
 
 func (p *Predictor) encode(in map[string]any) any {
 	if p.spec.Kind == spec.ExtractiveQA {
-		return map[string]any{"question": text(in[p.spec.QuestionField]), "context": text(in[p.spec.ContextField])}
+		return map[string]any{"question": spec.Text(in[p.spec.QuestionField]), "context": spec.Text(in[p.spec.ContextField])}
 	}
 	if len(p.fields) == 2 {
-		return map[string]any{"text": text(in[p.fields[0]]), "text_pair": text(in[p.fields[1]])}
+		return map[string]any{"text": spec.Text(in[p.fields[0]]), "text_pair": spec.Text(in[p.fields[1]])}
 	}
-	return text(in[p.fields[0]])
-}
-
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return spec.Text(in[p.fields[0]])
 }
 
 // decode splits an answer into one value per input and reads each.

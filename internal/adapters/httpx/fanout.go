@@ -63,3 +63,15 @@ feed:
 	}
 	return first
 }
+
+// Batches splits n inputs into batches of size (the last may be shorter) and runs fn(ctx, lo, hi)
+// for each through FanOut, at most limit at a time. Every adapter's PredictBatch is this.
+func Batches(ctx context.Context, n, size, limit int, fn func(ctx context.Context, lo, hi int) error) error {
+	if size < 1 {
+		size = 1
+	}
+	return FanOut(ctx, (n+size-1)/size, limit, func(ctx context.Context, i int) error {
+		lo := i * size
+		return fn(ctx, lo, min(lo+size, n))
+	})
+}

@@ -159,10 +159,7 @@ func (p *Predictor) Predict(ctx context.Context, input map[string]any) (map[stri
 // concurrently within the model's concurrency limit.
 func (p *Predictor) PredictBatch(ctx context.Context, inputs []map[string]any) ([]map[string]any, error) {
 	out := make([]map[string]any, len(inputs))
-	chunks := (len(inputs) + p.batchSize - 1) / p.batchSize
-	err := httpx.FanOut(ctx, chunks, p.c.MaxConcurrent(), func(ctx context.Context, i int) error {
-		lo := i * p.batchSize
-		hi := min(lo+p.batchSize, len(inputs))
+	err := httpx.Batches(ctx, len(inputs), p.batchSize, p.c.MaxConcurrent(), func(ctx context.Context, lo, hi int) error {
 		res, err := p.infer(ctx, inputs[lo:hi])
 		copy(out[lo:hi], res)
 		return err

@@ -43,7 +43,7 @@ func (p *Predictor) request(inputs []map[string]any) inferRequest {
 	for _, f := range p.fields {
 		data := make([]string, len(inputs))
 		for i, in := range inputs {
-			data[i] = text(in[f])
+			data[i] = spec.Text(in[f])
 		}
 		r.Inputs = append(r.Inputs, inputTensor{Name: p.tensors[f], Shape: []int{len(inputs)}, Datatype: "BYTES", Data: data})
 	}
@@ -53,17 +53,6 @@ func (p *Predictor) request(inputs []map[string]any) inferRequest {
 		}
 	}
 	return r
-}
-
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func (p *Predictor) decode(r inferResponse, n int) ([]map[string]any, error) {

@@ -25,7 +25,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"sort"
@@ -155,21 +154,10 @@ func (p *Predictor) render(input map[string]any) string {
 	pairs := []string{"{labels}", strings.Join(p.spec.Labels, ", ")}
 	for _, f := range p.fields {
 		if f != "" {
-			pairs = append(pairs, "{"+f+"}", text(input[f]))
+			pairs = append(pairs, "{"+f+"}", spec.Text(input[f]))
 		}
 	}
 	return strings.NewReplacer(pairs...).Replace(p.prompt)
-}
-
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // Health reports the endpoint's call statistics and breaker state.

@@ -8,6 +8,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -352,4 +353,17 @@ func TypeName(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("a %T", v)
+}
+
+// Text renders an input value as the text a model server is sent: strings as they are, nil as "",
+// anything else as its JSON.
+func Text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
