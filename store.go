@@ -23,7 +23,6 @@ type Store interface {
 	CountUsers(ctx context.Context) (int64, error)
 
 	CreateToken(ctx context.Context, t *Token) error
-	FindTokenByHash(ctx context.Context, hash []byte) (*Token, error)
 	// FindTokenUser returns a token by the hash of its value together with its user, in one query
 	// (every authenticated request makes it); ENOTFOUND when no token has that hash.
 	FindTokenUser(ctx context.Context, hash []byte) (*Token, *User, error)

@@ -91,9 +91,6 @@ var strictJSON = huma.Format{
 	},
 }
 
-// API exposes the huma API (tests read its OpenAPI document).
-func (s *Server) API() huma.API { return s.api }
-
 // Handler returns the whole HTTP handler with its middleware.
 func (s *Server) Handler() http.Handler {
 	return s.recoverer(s.instrument(s.authenticate(s.unmatched(s.mux))))

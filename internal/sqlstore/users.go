@@ -101,12 +101,6 @@ func (s *Store) CreateToken(ctx context.Context, t *dynabench.Token) error {
 	return nil
 }
 
-// FindTokenByHash finds a token by the SHA-256 of its value.
-func (s *Store) FindTokenByHash(ctx context.Context, hash []byte) (*dynabench.Token, error) {
-	t, err := scanToken(s.r().QueryRowContext(ctx, `SELECT `+tokenCols+` FROM tokens WHERE hash = $1`, hash))
-	return t, mapErr("token", err)
-}
-
 // FindTokenUser finds a token and its user in one query.
 func (s *Store) FindTokenUser(ctx context.Context, hash []byte) (*dynabench.Token, *dynabench.User, error) {
 	var t dynabench.Token
