@@ -98,6 +98,63 @@ type Store interface {
 	CreateModelArtifact(ctx context.Context, a *ModelArtifact) error
 	// FindModelArtifact returns the artifact record of a model; ENOTFOUND when it has none.
 	FindModelArtifact(ctx context.Context, modelID int64) (*ModelArtifact, error)
+	// SetModelPublished publishes or unpublishes a model; ENOTFOUND when it does not exist.
+	SetModelPublished(ctx context.Context, modelID int64, published bool) error
+
+	// Evaluation datasets.
+
+	// SaveDataset creates the dataset, or replaces the task's dataset of that name (case-insensitive):
+	// examples, access, hash and size are replaced and Version goes up by one. Run it inside InTx.
+	SaveDataset(ctx context.Context, d *Dataset, examples []*DatasetExample) error
+	FindDatasets(ctx context.Context, taskID int64) ([]*Dataset, error)
+	FindDatasetByID(ctx context.Context, id int64) (*Dataset, error)
+	FindDatasetByName(ctx context.Context, taskID int64, name string) (*Dataset, error)
+	// FindDatasetExamples lists one variant of a dataset in Idx order.
+	FindDatasetExamples(ctx context.Context, datasetID int64, variant string) ([]*DatasetExample, error)
+	// DeleteDataset deletes a dataset with its examples and evaluations; ENOTFOUND when it is gone.
+	DeleteDataset(ctx context.Context, id int64) error
+
+	// Evaluations: one per model × dataset × variant.
+
+	// QueueEvaluation creates the evaluation or puts the existing one back in the queue for e's
+	// DatasetVersion, clearing its result; e is filled from the stored row.
+	QueueEvaluation(ctx context.Context, e *Evaluation) error
+	// UpdateEvaluation writes status, fault, reason, result and log; ENOTFOUND when it is gone.
+	UpdateEvaluation(ctx context.Context, e *Evaluation) error
+	FindEvaluation(ctx context.Context, id int64) (*Evaluation, error)
+	FindEvaluations(ctx context.Context, f EvaluationFilter) ([]*Evaluation, error)
+	// ScoresVersion is a key that changes whenever the task's leaderboard inputs change.
+	ScoresVersion(ctx context.Context, taskID int64) (string, error)
+
+	// Jobs: a durable queue with leases.
+
+	// EnqueueJob adds a job once per idempotency key: a queued or running job is left alone, a done or
+	// parked one is queued again from scratch. j is filled from the stored row.
+	EnqueueJob(ctx context.Context, j *Job) error
+	// LeaseJob leases the next due job (queued and due, or running with an expired lease); ENOTFOUND
+	// when none is due. The job's LeaseOwner identifies the lease.
+	LeaseJob(ctx context.Context, q JobQuery) (*Job, error)
+	// HeartbeatJob extends the lease; ECONFLICT when it is no longer the owner's.
+	HeartbeatJob(ctx context.Context, id int64, owner string, until time.Time) error
+	// FinishJob ends the lease with JobDone, JobParked or JobQueued (retry at runAfter); ECONFLICT
+	// when the lease is lost.
+	FinishJob(ctx context.Context, id int64, owner, state, lastError string, runAfter time.Time) error
+	FindJob(ctx context.Context, id int64) (*Job, error)
+	FindJobByKey(ctx context.Context, key string) (*Job, error)
+
+	// Leaderboard forks (saved weights) and snapshots (frozen standings); ECONFLICT on a taken slug.
+	CreateLeaderboardFork(ctx context.Context, f *LeaderboardFork) error
+	FindLeaderboardFork(ctx context.Context, slug string) (*LeaderboardFork, error)
+	CreateLeaderboardSnapshot(ctx context.Context, s *LeaderboardSnapshot) error
+	FindLeaderboardSnapshot(ctx context.Context, slug string) (*LeaderboardSnapshot, error)
+}
+
+// EvaluationFilter selects evaluations: of one model, of one dataset, or of every model of a task
+// (the first non-zero field wins).
+type EvaluationFilter struct {
+	ModelID   int64
+	DatasetID int64
+	TaskID    int64
 }
 
 // MaxExamplesPage bounds one FindExamples page, and MaxExampleFilterRounds its round list.
