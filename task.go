@@ -31,6 +31,9 @@ type TaskSettings struct {
 	MaxExamplesPerDay      int    `json:"max_examples_per_day"`     // per user and task; 0 means no cap
 	Hidden                 bool   `json:"hidden"`
 	ModelTimeoutMS         int    `json:"model_timeout_ms"` // deadline for the model in the loop; default 5000
+	// MaxSubmissionsPerDay bounds the models a user (not an owner) submits to the task per UTC day;
+	// submissions the platform failed are not counted. 0 means no quota.
+	MaxSubmissionsPerDay int `json:"max_submissions_per_day"`
 }
 
 // Normalize fills defaults.

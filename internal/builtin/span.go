@@ -329,3 +329,6 @@ func UnmarshalSpanModel(data []byte) (*SpanModel, error) {
 	}
 	return m, nil
 }
+
+// MemoryBytes is the memory the model's weights hold.
+func (m *SpanModel) MemoryBytes() int64 { return int64(8 * cap(m.w)) }

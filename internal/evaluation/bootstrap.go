@@ -32,6 +32,9 @@ type Sample struct {
 	Scores []float64
 	Labels *LabelPairs
 	Value  float64
+	// Scale multiplies a Scores or Labels value (0 means 1): 100 reports a
+	// proportion in percent, as Dynaboard does, without unpacking 0/1 scores.
+	Scale float64
 }
 
 func (s *Sample) n() int {
@@ -201,6 +204,7 @@ func ComputeLeaderboard(in LeaderboardInput, opt BootstrapOptions) (Leaderboard,
 		bits   []uint64    // binary per-example scores
 		labels *labelMasks // macro-F1
 		fixed  float64
+		scale  float64 // multiplies a Scores or Labels value
 	}
 	prep := make([]prepared, nm*nd*m)
 	point := make([]float64, nm*m)
@@ -209,16 +213,20 @@ func ComputeLeaderboard(in LeaderboardInput, opt BootstrapOptions) (Leaderboard,
 			for k := 0; k < m; k++ {
 				s, p := in.Samples[i][d][k], &prep[(j*nd+d)*m+k]
 				var v float64
+				p.scale = 1
+				if s.Scale != 0 {
+					p.scale = s.Scale
+				}
 				switch {
 				case s.Scores != nil:
-					v = sum(s.Scores) / float64(exN[d])
+					v = p.scale * sum(s.Scores) / float64(exN[d])
 					if b, ok := packBinary(s.Scores); ok {
 						p.bits = b
 					} else {
 						p.scores = s.Scores
 					}
 				case s.Labels != nil:
-					v = s.Labels.MacroF1()
+					v = p.scale * s.Labels.MacroF1()
 					lm := newLabelMasks(s.Labels)
 					p.labels = &lm
 				default:
@@ -278,11 +286,11 @@ func ComputeLeaderboard(in LeaderboardInput, opt BootstrapOptions) (Leaderboard,
 							var v float64
 							switch {
 							case p.bits != nil:
-								v = float64(popDot(planes[d], p.bits)) / n
+								v = p.scale * float64(popDot(planes[d], p.bits)) / n
 							case p.scores != nil:
-								v = dot(counts[d], p.scores) / n
+								v = p.scale * dot(counts[d], p.scores) / n
 							case p.labels != nil:
-								v = p.labels.macroF1(planes[d])
+								v = p.scale * p.labels.macroF1(planes[d])
 							default:
 								v = p.fixed
 							}

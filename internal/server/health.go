@@ -54,3 +54,11 @@ func (w *watched) health() dynabench.ModelHealth {
 	}
 	return h
 }
+
+// MemoryBytes passes on the wrapped model's own count of its memory, when it keeps one.
+func (w *watched) MemoryBytes() int64 {
+	if mr, ok := w.p.(interface{ MemoryBytes() int64 }); ok {
+		return mr.MemoryBytes()
+	}
+	return -1
+}

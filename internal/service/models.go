@@ -87,9 +87,24 @@ func (s *Service) RegisterModel(ctx context.Context, actor *dynabench.User, code
 			return nil, dynabench.FieldErrorf(dynabench.EINVALID, "options", "the adapter refused this model: %v", err)
 		}
 	}
-	if err := s.Store.CreateModel(ctx, m); err != nil {
+	if err := s.checkSubmissionQuota(ctx, actor, t); err != nil {
 		return nil, err
 	}
+	// The model and its queued evaluations are written together: a submission is never left unqueued.
+	err = s.Store.InTx(ctx, func(tx dynabench.Store) error {
+		if err := tx.CreateModel(ctx, m); err != nil {
+			return err
+		}
+		ds, err := tx.FindDatasets(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		return s.queueEvaluations(ctx, tx, t, m, ds)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.wakeWorkers()
 	return m, nil
 }
 

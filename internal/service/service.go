@@ -33,6 +33,11 @@ type Service struct {
 	// CheckModel builds a model's adapter without calling it, to refuse bad options at registration.
 	CheckModel func(ctx context.Context, m *dynabench.Model) error
 
+	// jobsReady wakes in-process workers when jobs are queued.
+	jobsReady chan struct{}
+	// boards caches computed leaderboards (see leaderboard.go).
+	boards boardCache
+
 	mu      sync.Mutex
 	configs map[int64]cachedConfig // parsed configs by task id, checked against ConfigRev
 	rng     *rand.Rand
@@ -54,8 +59,9 @@ func New(store dynabench.Store, models dynabench.ModelResolver, log *slog.Logger
 	s := &Service{
 		Store: store, Models: models, Log: log, Now: time.Now,
 		PasswordParams: secret.DefaultParams, SessionTTL: 30 * 24 * time.Hour, Limits: taskconfig.DefaultLimits,
-		configs: map[int64]cachedConfig{},
-		rng:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
+		configs:   map[int64]cachedConfig{},
+		jobsReady: make(chan struct{}, 1),
+		rng:       rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
 	}
 	return s
 }

@@ -66,6 +66,9 @@ func (s *Service) TrainModel(ctx context.Context, actor *dynabench.User, code st
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.queueModel(ctx, t, m); err != nil {
+		return nil, nil, err
+	}
 	return m, rec, nil
 }
 

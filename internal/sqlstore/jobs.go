@@ -51,7 +51,7 @@ func (s *Store) EnqueueJob(ctx context.Context, j *dynabench.Job) error {
 		`INSERT INTO jobs (kind, idempotency_key, payload, state, attempts, max_attempts, run_after, user_id, task_id, created_at, updated_at)
 		 VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $7, $8, $8)
 		 ON CONFLICT (idempotency_key) DO UPDATE SET payload = excluded.payload, state = 'queued', attempts = 0,
-		   max_attempts = excluded.max_attempts, run_after = excluded.run_after, lease_owner = '', lease_until = 0,
+		   max_attempts = excluded.max_attempts, user_id = excluded.user_id, run_after = excluded.run_after, lease_owner = '', lease_until = 0,
 		   last_error = '', updated_at = excluded.updated_at
 		 WHERE jobs.state IN ('done', 'parked')
 		 RETURNING `+jobCols,
