@@ -81,8 +81,11 @@ func SizeCategory(n int) string {
 
 // yamlString quotes s as a YAML double-quoted scalar: a JSON string is one.
 func yamlString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func yamlList(b *strings.Builder, key string, vs []string) {
