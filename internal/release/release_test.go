@@ -32,8 +32,8 @@ func nliRecords(n int) []Record {
 			ModelName:   "builtin-logreg-v1",
 			ModelOutput: map[string]any{"label": labels[(i+1)%3], "prob": map[string]any{"entailed": 0.5}},
 			ModelWrong:  yes(), Tag: "people", Tags: []string{"negation"},
-			Metadata:    map[string]any{"example_explanation": "why", "annotator_id": "A1WORKER"},
-			Creator:     Person{UserID: int64(7 + i%3)},
+			Metadata: map[string]any{"example_explanation": "why", "annotator_id": "A1WORKER"},
+			Creator:  Person{UserID: int64(7 + i%3)},
 			Validations: []Validation{
 				{Validator: Person{UserID: 100}, Label: "correct", Mode: "user"},
 				{Validator: Person{WorkerID: "A2WORKER"}, Label: "correct", Mode: "user",
