@@ -27,8 +27,8 @@ type ExportOptions struct {
 }
 
 func (o ExportOptions) validate() error {
-	if o.Anon == nil {
-		return invalid("anonymizer", "is required: exports never carry user ids")
+	if o.Anon == nil || len(o.Anon.key) == 0 {
+		return invalid("anonymizer", "is required (from NewAnonymizer): exports never carry user ids")
 	}
 	return nil
 }
