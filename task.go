@@ -33,7 +33,7 @@ type TaskSettings struct {
 	ModelTimeoutMS         int    `json:"model_timeout_ms"` // deadline for the model in the loop; default 5000
 	// MaxSubmissionsPerDay bounds the models a user (not an owner) submits to the task per UTC day;
 	// submissions the platform failed are not counted. 0 means no quota.
-	MaxSubmissionsPerDay int `json:"max_submissions_per_day"`
+	MaxSubmissionsPerDay int `json:"max_submissions_per_day,omitempty"`
 }
 
 // Normalize fills defaults.

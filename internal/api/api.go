@@ -145,6 +145,7 @@ func (s *Server) routes() {
 	s.modelRoutes()
 	s.modelDetailRoutes()
 	s.trainRoutes()
+	s.evaluationRoutes()
 }
 
 // op describes one route for huma; security marks routes that need a token.

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
+	"github.com/dynabench-go/dynabench"
 	"github.com/dynabench-go/dynabench/internal/server/servertest"
 )
 
@@ -38,6 +40,8 @@ type authzRow struct {
 	body func(f *authzFixture, role int) any
 	// note says why a status is what it is, where it is not obvious.
 	note string
+	// query is appended to the path.
+	query string
 }
 
 // authzMatrix is the expected status of every route for every role. TestAuthzMatrix fails for a
@@ -132,6 +136,45 @@ var authzMatrix = map[string]authzRow{
 	"POST /api/v1/tasks/{code}/models/train": {want: ownerOnly(422), body: func(*authzFixture, int) any {
 		return map[string]any{"name": "trained"}
 	}, note: "422 = authorized, then refused for lack of training data"},
+
+	// Datasets, evaluation and leaderboards.
+	"POST /api/v1/tasks/{code}/datasets": {want: ownerOnly(201), query: "?name=extra&access=standard", body: func(*authzFixture, int) any {
+		return servertest.Raw{ContentType: "application/x-ndjson", Body: []byte(`{"uid":"x1","context":"c","statement":"Fine.","label":"positive"}` + "\n")}
+	}},
+	"GET /api/v1/tasks/{code}/datasets": {want: all(200)},
+	// Deletes the dataset the other rows read: last.
+	"DELETE /api/v1/tasks/{code}/datasets/{name}": {want: ownerOnly(204), phase: 3},
+	// Alice's unpublished model: its registrant, the task's owners and admins may re-queue it...
+	"POST /api/v1/models/{id}/evaluate": {want: [numRoles]int{401, 202, 404, 202, 202}, id: "model"},
+	// ...but only its registrant (and admins) publish it; the task's owner sees it and is refused.
+	"POST /api/v1/models/{id}/publish": {want: [numRoles]int{401, 200, 404, 403, 200}, id: "model", phase: 2},
+	"GET /api/v1/tasks/{code}/leaderboard": {want: all(200)},
+	"POST /api/v1/tasks/{code}/leaderboard/forks": {want: users(201), body: func(*authzFixture, int) any {
+		return map[string]any{"name": "mine", "metric_weights": map[string]any{"macro_f1": 1}}
+	}},
+	"GET /api/v1/tasks/{code}/leaderboard/forks/{slug}": {want: all(200), id: "fork"},
+	"POST /api/v1/tasks/{code}/leaderboard/snapshots": {want: ownerOnly(201), body: func(*authzFixture, int) any {
+		return map[string]any{"name": "frozen"}
+	}},
+	"GET /api/v1/tasks/{code}/leaderboard/snapshots/{slug}": {want: all(200), id: "snapshot"},
+	// Both models must be visible to the caller: alice's unpublished model is not, to bob.
+	"GET /api/v1/compare": {want: [numRoles]int{404, 200, 404, 200, 200}, id: "model", query: "?a={id}&b={id}"},
+
+	// The worker protocol. The fixture runs no in-process worker, so alice's job waits to be leased:
+	// by her worker (her model's job) or an admin's; nobody else has a job.
+	"POST /api/v1/jobs/lease": {want: [numRoles]int{401, 200, 204, 204, 200}, body: func(*authzFixture, int) any {
+		return map[string]any{"worker": "matrix"}
+	}},
+	// Reports under a lease that is not the job's: authorized callers are told it is lost (409).
+	"POST /api/v1/jobs/{id}/heartbeat": {want: [numRoles]int{401, 409, 404, 404, 409}, id: "job", body: func(*authzFixture, int) any {
+		return map[string]any{"lease": "not-the-lease"}
+	}},
+	"POST /api/v1/jobs/{id}/complete": {want: [numRoles]int{401, 409, 404, 404, 409}, id: "job", body: func(*authzFixture, int) any {
+		return map[string]any{"lease": "not-the-lease", "report": map[string]any{"dataset_version": 1, "outputs": []any{}}}
+	}},
+	"POST /api/v1/jobs/{id}/fail": {want: [numRoles]int{401, 409, 404, 404, 409}, id: "job", body: func(*authzFixture, int) any {
+		return map[string]any{"lease": "not-the-lease", "failure": map[string]any{"reason": "x", "fault": "platform"}}
+	}},
 }
 
 // knownBugs are checks where the server is known to answer wrongly, keyed by the check's name
@@ -171,7 +214,7 @@ type authzFixture struct {
 
 func newAuthzFixture(t *testing.T) *authzFixture {
 	t.Helper()
-	srv := servertest.Start(t, enginesFirst(), servertest.NoDemo)
+	srv := servertest.Start(t, enginesFirst(), servertest.NoDemo, servertest.NoWorkers)
 	f := &authzFixture{Server: srv, ids: map[string]string{}}
 	owner, alice, bob := srv.User(t, "owner"), srv.User(t, "alice"), srv.User(t, "bob")
 	f.tokens = [numRoles]string{"", alice.Token, bob.Token, owner.Token, srv.AdminToken}
@@ -220,6 +263,20 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 	f.ids["model"] = must(201, "POST", "/api/v1/tasks/t1/models", alice.Token,
 		map[string]any{"name": "alice-model", "kind": "dynalab", "url": "http://127.0.0.1:9/"}).String("id")
 	f.ids["user"] = fmt.Sprint(bob.ID)
+	must(201, "POST", "/api/v1/tasks/t1/datasets?name=dev", owner.Token, servertest.Raw{ContentType: "application/x-ndjson",
+		Body: []byte(`{"uid":"d1","context":"c","statement":"Lovely.","label":"positive"}` + "\n")})
+	f.ids["fork"] = must(201, "POST", "/api/v1/tasks/t1/leaderboard/forks", bob.Token, map[string]any{"name": "bob's"}).String("slug")
+	f.ids["snapshot"] = must(201, "POST", "/api/v1/tasks/t1/leaderboard/snapshots", owner.Token, map[string]any{"name": "s"}).String("slug")
+	modelID, _ := strconv.ParseInt(f.ids["model"], 10, 64)
+	evs, err := srv.Service.Store.FindEvaluations(context.Background(), dynabench.EvaluationFilter{ModelID: modelID})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("fixture: alice's model has no evaluation queued: %v", err)
+	}
+	job, err := srv.Service.Store.FindJobByKey(context.Background(), fmt.Sprintf("evaluate:%d", evs[0].ID))
+	if err != nil {
+		t.Fatalf("fixture: alice's model has no job: %v", err)
+	}
+	f.ids["job"] = fmt.Sprint(job.ID)
 	return f
 }
 
@@ -227,6 +284,7 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 func (f *authzFixture) path(t *testing.T, route string, row authzRow) string {
 	t.Helper()
 	_, path, _ := strings.Cut(route, " ")
+	path += row.query
 	return regexp.MustCompile(`\{[^}]+\}`).ReplaceAllStringFunc(path, func(p string) string {
 		switch p {
 		case "{code}":
@@ -235,6 +293,10 @@ func (f *authzFixture) path(t *testing.T, route string, row authzRow) string {
 			return "1"
 		case "{schema}":
 			return "ErrorModel"
+		case "{name}":
+			return "dev"
+		case "{slug}":
+			return f.ids[row.id]
 		case "{id}":
 			id, ok := f.ids[row.id]
 			if !ok {

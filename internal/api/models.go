@@ -65,6 +65,9 @@ type ModelDetailJSON struct {
 	Options map[string]any `json:"options,omitempty"`
 	Owner   UserJSON       `json:"owner"`
 	Health  *HealthJSON    `json:"health,omitempty" doc:"Calls to the model from this server since it started"`
+	// Evaluations are per dataset the caller may see, with status, scores and (for the model's and
+	// the task's owners) the log.
+	Evaluations []EvaluationJSON `json:"evaluations"`
 }
 
 // HealthJSON is what the server has seen of a model: calls, failures, the last error and latency.
@@ -94,6 +97,19 @@ func (s *Server) modelDetail(ctx context.Context, id int64, code string) (ModelD
 	}
 	if u, err := s.svc.Store.FindUserByID(ctx, m.UserID); err == nil {
 		d.Owner = UserJSON{ID: idString(u.ID), Username: u.Username}
+	}
+	sts, err := s.svc.ModelEvaluations(ctx, actor(ctx), m, t)
+	if err != nil {
+		return ModelDetailJSON{}, err
+	}
+	mine := false
+	if a := actor(ctx); a != nil {
+		ok, _ := s.svc.CanOwn(ctx, a, t)
+		mine = ok || a.ID == m.UserID
+	}
+	d.Evaluations = make([]EvaluationJSON, 0, len(sts))
+	for _, st := range sts {
+		d.Evaluations = append(d.Evaluations, evaluationJSON(st, mine))
 	}
 	if a := actor(ctx); a != nil {
 		if ok, _ := s.svc.CanOwn(ctx, a, t); ok || a.ID == m.UserID {

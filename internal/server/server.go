@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,7 @@ import (
 	"github.com/dynabench-go/dynabench/internal/secret"
 	"github.com/dynabench-go/dynabench/internal/service"
 	"github.com/dynabench-go/dynabench/internal/sqlstore"
+	"github.com/dynabench-go/dynabench/internal/worker"
 )
 
 // Config is built once in main from flags and DYNABENCH_* variables.
@@ -40,6 +42,9 @@ type Config struct {
 	// (turn on where users you do not trust register models; off on a laptop, where models are local).
 	DenyPrivateModelURLs bool
 	Version              string
+	// Workers is how many in-process evaluation workers run; 0 means 1, negative means none (all
+	// evaluation then happens in `dynabench worker` processes).
+	Workers int
 	// Fast password hashing, for tests only.
 	InsecureFastHashing bool
 }
@@ -210,6 +215,10 @@ func (m *Main) URL() string {
 func (m *Main) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- m.HTTP.Serve(m.ln) }()
+	wctx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	workers := m.startWorkers(wctx)
+	defer workers.Wait()
 	m.Log.Info("serving", "url", m.URL())
 	select {
 	case err := <-errc:
@@ -223,6 +232,30 @@ func (m *Main) Serve(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// startWorkers runs the in-process evaluation workers until ctx ends.
+func (m *Main) startWorkers(ctx context.Context) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	n := m.Config.Workers
+	if n == 0 {
+		n = 1
+	}
+	host, _ := os.Hostname()
+	for i := range max(n, 0) {
+		w := &worker.Worker{
+			Source:     &worker.Local{Service: m.Service, Name: fmt.Sprintf("%s:%d/in-process-%d", host, os.Getpid(), i+1)},
+			Predictors: worker.LocalPredictors(m.Service.Models),
+			Log:        m.Log,
+			Wake:       m.Service.JobsReady(),
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Run(ctx)
+		}()
+	}
+	return &wg
 }
 
 // Close releases the database and the blob store.

@@ -40,15 +40,15 @@ type LeaderboardQuery struct {
 	Round          int
 }
 
-// ModelRef names a model on a leaderboard.
-type ModelRef struct {
-	ID   int64  `json:"id"`
+// BoardModel names a model on a leaderboard.
+type BoardModel struct {
+	ID   int64  `json:"id,string"`
 	Name string `json:"name"`
 }
 
 // LeaderboardRow is one ranked model.
 type LeaderboardRow struct {
-	Model       ModelRef                          `json:"model"`
+	Model       BoardModel                          `json:"model"`
 	Dynascore   float64                           `json:"dynascore"`
 	DynascoreCI evaluation.Interval               `json:"dynascore_ci"`
 	Rank        int                               `json:"rank"`
@@ -63,7 +63,7 @@ type ExcludedMetric struct {
 
 // PendingModel is a published model not ranked yet, and why.
 type PendingModel struct {
-	Model  ModelRef `json:"model"`
+	Model  BoardModel `json:"model"`
 	Reason string   `json:"reason"`
 }
 
@@ -332,7 +332,7 @@ func (s *Service) computeLeaderboard(ctx context.Context, t *dynabench.Task, q L
 			}
 		}
 		if reason != "" {
-			b.Pending = append(b.Pending, PendingModel{Model: ModelRef{m.ID, m.Name}, Reason: reason})
+			b.Pending = append(b.Pending, PendingModel{Model: BoardModel{m.ID, m.Name}, Reason: reason})
 			continue
 		}
 		ranked = append(ranked, m)
@@ -396,7 +396,7 @@ func (s *Service) computeLeaderboard(ctx context.Context, t *dynabench.Task, q L
 	}
 	for _, r := range lb.Rows {
 		m := names[r.Model]
-		b.Rows = append(b.Rows, LeaderboardRow{Model: ModelRef{m.ID, m.Name}, Dynascore: r.Dynascore, DynascoreCI: r.DynascoreCI,
+		b.Rows = append(b.Rows, LeaderboardRow{Model: BoardModel{m.ID, m.Name}, Dynascore: r.Dynascore, DynascoreCI: r.DynascoreCI,
 			Rank: r.Rank, Metrics: r.Metrics})
 	}
 	b.Metrics = lb.Metrics
@@ -547,8 +547,8 @@ func newSlug() string {
 
 // Comparison is two models compared on the same examples of each dataset both completed.
 type Comparison struct {
-	A        ModelRef            `json:"a"`
-	B        ModelRef            `json:"b"`
+	A        BoardModel            `json:"a"`
+	B        BoardModel            `json:"b"`
 	Metric   string              `json:"metric"`
 	Datasets []DatasetComparison `json:"datasets"`
 }
@@ -595,7 +595,7 @@ func (s *Service) Compare(ctx context.Context, actor *dynabench.User, a, b int64
 	if bd.target.Type != taskconfig.TypeMulticlass {
 		metric = MetricSquadF1
 	}
-	c := &Comparison{A: ModelRef{ma.ID, ma.Name}, B: ModelRef{mb.ID, mb.Name}, Metric: metric, Datasets: []DatasetComparison{}}
+	c := &Comparison{A: BoardModel{ma.ID, ma.Name}, B: BoardModel{mb.ID, mb.Name}, Metric: metric, Datasets: []DatasetComparison{}}
 	for _, d := range bd.datasets {
 		ea, eb := bd.completed(ma, d, ""), bd.completed(mb, d, "")
 		if ea == nil || eb == nil {

@@ -49,7 +49,7 @@ type WorkInput struct {
 type WorkReport struct {
 	DatasetVersion    int              `json:"dataset_version"`
 	Outputs           []map[string]any `json:"outputs"`
-	ExamplesPerSecond float64          `json:"examples_per_second"`
+	ExamplesPerSecond float64          `json:"examples_per_second,omitempty"`
 	MemoryGiB         *float64         `json:"memory_gib,omitempty"`
 	Log               string           `json:"log,omitempty"`
 }
@@ -59,7 +59,7 @@ type WorkReport struct {
 type WorkFailure struct {
 	Reason string `json:"reason"`
 	Fault  string `json:"fault"`
-	Retry  bool   `json:"retry"`
+	Retry  bool   `json:"retry,omitempty"`
 }
 
 // JobLease is how long a worker holds a job between heartbeats.
@@ -197,6 +197,15 @@ func (s *Service) workJob(ctx context.Context, actor *dynabench.User, jobID int6
 	return j, nil
 }
 
+// checkLease refuses a report under a lease that is not the job's current one, before any work is
+// done on it; FinishJob checks again in the transaction that stores the result.
+func checkLease(j *dynabench.Job, lease string) error {
+	if j.State != dynabench.JobRunning || j.LeaseOwner != lease {
+		return dynabench.Errorf(dynabench.ECONFLICT, "the job's lease is lost: another worker has it, or it is finished")
+	}
+	return nil
+}
+
 // HeartbeatWork extends the lease; ECONFLICT when it was lost (stop working on the job).
 func (s *Service) HeartbeatWork(ctx context.Context, actor *dynabench.User, jobID int64, lease string) (time.Time, error) {
 	if _, err := s.workJob(ctx, actor, jobID); err != nil {
@@ -213,6 +222,9 @@ func (s *Service) HeartbeatWork(ctx context.Context, actor *dynabench.User, jobI
 func (s *Service) CompleteWork(ctx context.Context, actor *dynabench.User, jobID int64, lease string, rep WorkReport) (*dynabench.Evaluation, error) {
 	j, err := s.workJob(ctx, actor, jobID)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkLease(j, lease); err != nil {
 		return nil, err
 	}
 	id, _ := j.Payload["evaluation_id"].(float64)
@@ -313,6 +325,9 @@ func (s *Service) CompleteWork(ctx context.Context, actor *dynabench.User, jobID
 func (s *Service) FailWork(ctx context.Context, actor *dynabench.User, jobID int64, lease string, f WorkFailure) (*dynabench.Evaluation, error) {
 	j, err := s.workJob(ctx, actor, jobID)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkLease(j, lease); err != nil {
 		return nil, err
 	}
 	if f.Fault != dynabench.FaultModel && f.Fault != dynabench.FaultPlatform {
