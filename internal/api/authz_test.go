@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -147,7 +147,7 @@ var authzMatrix = map[string]authzRow{
 	// Alice's unpublished model: its registrant, the task's owners and admins may re-queue it...
 	"POST /api/v1/models/{id}/evaluate": {want: [numRoles]int{401, 202, 404, 202, 202}, id: "model"},
 	// ...but only its registrant (and admins) publish it; the task's owner sees it and is refused.
-	"POST /api/v1/models/{id}/publish": {want: [numRoles]int{401, 200, 404, 403, 200}, id: "model", phase: 2},
+	"POST /api/v1/models/{id}/publish":     {want: [numRoles]int{401, 200, 404, 403, 200}, id: "model", phase: 2},
 	"GET /api/v1/tasks/{code}/leaderboard": {want: all(200)},
 	"POST /api/v1/tasks/{code}/leaderboard/forks": {want: users(201), body: func(*authzFixture, int) any {
 		return map[string]any{"name": "mine", "metric_weights": map[string]any{"macro_f1": 1}}

@@ -48,7 +48,7 @@ type BoardModel struct {
 
 // LeaderboardRow is one ranked model.
 type LeaderboardRow struct {
-	Model       BoardModel                          `json:"model"`
+	Model       BoardModel                        `json:"model"`
 	Dynascore   float64                           `json:"dynascore"`
 	DynascoreCI evaluation.Interval               `json:"dynascore_ci"`
 	Rank        int                               `json:"rank"`
@@ -64,7 +64,7 @@ type ExcludedMetric struct {
 // PendingModel is a published model not ranked yet, and why.
 type PendingModel struct {
 	Model  BoardModel `json:"model"`
-	Reason string   `json:"reason"`
+	Reason string     `json:"reason"`
 }
 
 // Leaderboard is a task's ranked models. Metrics and Datasets say exactly how each Dynascore was
@@ -547,8 +547,8 @@ func newSlug() string {
 
 // Comparison is two models compared on the same examples of each dataset both completed.
 type Comparison struct {
-	A        BoardModel            `json:"a"`
-	B        BoardModel            `json:"b"`
+	A        BoardModel          `json:"a"`
+	B        BoardModel          `json:"b"`
 	Metric   string              `json:"metric"`
 	Datasets []DatasetComparison `json:"datasets"`
 }
