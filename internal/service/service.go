@@ -33,6 +33,12 @@ type Service struct {
 	// CheckModel builds a model's adapter without calling it, to refuse bad options at registration.
 	CheckModel func(ctx context.Context, m *dynabench.Model) error
 
+	// JobLease is how long a worker holds a job between heartbeats (default DefaultJobLease).
+	JobLease time.Duration
+	// RetryBackoff is the wait before a failed job's second attempt; it grows 4× per attempt
+	// (default 5 s).
+	RetryBackoff time.Duration
+
 	// jobsReady wakes in-process workers when jobs are queued.
 	jobsReady chan struct{}
 	// boards caches computed leaderboards (see leaderboard.go).
@@ -61,7 +67,8 @@ func New(store dynabench.Store, models dynabench.ModelResolver, log *slog.Logger
 		PasswordParams: secret.DefaultParams, SessionTTL: 30 * 24 * time.Hour, Limits: taskconfig.DefaultLimits,
 		configs:   map[int64]cachedConfig{},
 		jobsReady: make(chan struct{}, 1),
-		rng:       rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
+		JobLease:  DefaultJobLease, RetryBackoff: 5 * time.Second,
+		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)),
 	}
 	return s
 }

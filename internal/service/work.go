@@ -62,8 +62,8 @@ type WorkFailure struct {
 	Retry  bool   `json:"retry,omitempty"`
 }
 
-// JobLease is how long a worker holds a job between heartbeats.
-const JobLease = 60 * time.Second
+// DefaultJobLease is how long a worker holds a job between heartbeats.
+const DefaultJobLease = 60 * time.Second
 
 const maxLog = 16 << 10
 
@@ -85,7 +85,7 @@ func (s *Service) LeaseWork(ctx context.Context, actor *dynabench.User, worker s
 			return nil, dynabench.FieldErrorf(dynabench.EINVALID, "kinds", "workers lease %q jobs", JobEvaluate)
 		}
 	}
-	q := dynabench.JobQuery{Worker: worker, Kinds: kinds, Lease: JobLease}
+	q := dynabench.JobQuery{Worker: worker, Kinds: kinds, Lease: s.JobLease}
 	if !actor.Admin {
 		q.UserID = actor.ID
 	}
@@ -211,7 +211,7 @@ func (s *Service) HeartbeatWork(ctx context.Context, actor *dynabench.User, jobI
 	if _, err := s.workJob(ctx, actor, jobID); err != nil {
 		return time.Time{}, err
 	}
-	until := s.Now().Add(JobLease)
+	until := s.Now().Add(s.JobLease)
 	return until, s.Store.HeartbeatJob(ctx, jobID, lease, until)
 }
 
@@ -345,7 +345,7 @@ func (s *Service) FailWork(ctx context.Context, actor *dynabench.User, jobID int
 	now := s.Now()
 	err = s.Store.InTx(ctx, func(tx dynabench.Store) error {
 		if f.Retry && j.Attempts < j.MaxAttempts {
-			wait := backoff(j.Attempts)
+			wait := backoff(s.RetryBackoff, j.Attempts)
 			if err := tx.FinishJob(ctx, j.ID, lease, dynabench.JobQueued, reason, now.Add(wait)); err != nil {
 				return err
 			}
@@ -367,9 +367,9 @@ func (s *Service) FailWork(ctx context.Context, actor *dynabench.User, jobID int
 	return ev, nil
 }
 
-// backoff is the wait before attempt n+1: 5 s, 20 s, 80 s, ... up to 10 minutes.
-func backoff(attempt int) time.Duration {
-	d := 5 * time.Second
+// backoff is the wait before attempt n+1: base, 4×base, 16×base, ... up to 10 minutes.
+func backoff(base time.Duration, attempt int) time.Duration {
+	d := base
 	for range max(attempt-1, 0) {
 		d *= 4
 		if d > 10*time.Minute {
