@@ -54,7 +54,7 @@ func newRootCmd() *cobra.Command {
 	cfg.Version = version
 	root.AddCommand(serveCmd(&cfg, logger), migrateCmd(&cfg, logger), versionCmd(), userCmd(&cfg, logger), doctorCmd(&cfg, logger))
 	root.AddCommand(benchCmd(&cfg, logger))
-	root.AddCommand(modelCmd(&cfg, logger))
+	root.AddCommand(modelCmd(&cfg, logger), workerCmd(logger))
 	return root
 }
 
@@ -82,6 +82,7 @@ func serveCmd(cfg *server.Config, logger func() *slog.Logger) *cobra.Command {
 	f.BoolVar(&cfg.OpenRegistration, "open-registration", env("OPEN_REGISTRATION", "true") == "true", "let anyone register")
 	f.BoolVar(&cfg.DenyPrivateModelURLs, "deny-private-model-urls", env("DENY_PRIVATE_MODEL_URLS", "false") == "true", "refuse to call models on loopback or private addresses (set where untrusted users register models)")
 	f.BoolVar(&cfg.TrustProxy, "trust-proxy", env("TRUST_PROXY", "false") == "true", "take client addresses from X-Forwarded-For (only behind your own proxy)")
+	f.IntVar(&cfg.Workers, "workers", 1, "in-process evaluation workers (0 for none, when dynabench worker processes run elsewhere)")
 	return c
 }
 

@@ -36,8 +36,8 @@ const blobsDir = "blobs"
 // modelCmd groups the commands for built-in models: train one on a task's data, serve one over the
 // Dynabench model protocol, show an artifact's manifest.
 func modelCmd(cfg *server.Config, logger func() *slog.Logger) *cobra.Command {
-	c := &cobra.Command{Use: "model", Short: "Train, register, inspect and serve built-in models"}
-	c.AddCommand(modelTrainCmd(cfg), modelServeCmd(logger), modelShowCmd())
+	c := &cobra.Command{Use: "model", Short: "Train, register, inspect and serve built-in models; submit models served over HTTP"}
+	c.AddCommand(modelTrainCmd(cfg), modelServeCmd(logger), modelShowCmd(), modelSubmitCmd())
 	return c
 }
 

@@ -42,8 +42,8 @@ type Config struct {
 	// (turn on where users you do not trust register models; off on a laptop, where models are local).
 	DenyPrivateModelURLs bool
 	Version              string
-	// Workers is how many in-process evaluation workers run; 0 means 1, negative means none (all
-	// evaluation then happens in `dynabench worker` processes).
+	// Workers is how many in-process evaluation workers run; 0 means none (evaluation then happens
+	// in `dynabench worker` processes).
 	Workers int
 	// Fast password hashing, for tests only.
 	InsecureFastHashing bool
@@ -238,9 +238,6 @@ func (m *Main) Serve(ctx context.Context) error {
 func (m *Main) startWorkers(ctx context.Context) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	n := m.Config.Workers
-	if n == 0 {
-		n = 1
-	}
 	host, _ := os.Hostname()
 	for i := range max(n, 0) {
 		w := &worker.Worker{

@@ -55,7 +55,7 @@ func NoDemo(c *server.Config) { c.Demo = false }
 
 // NoWorkers starts without in-process evaluation workers, so that queued jobs stay queued until the
 // test leases them itself.
-func NoWorkers(c *server.Config) { c.Workers = -1 }
+func NoWorkers(c *server.Config) { c.Workers = 0 }
 
 // Start opens the server over a fresh database of the engine (see sqlstoretest.Engines), with the
 // demo tasks, open registration and fast password hashing, serves it on 127.0.0.1 and a free port,
@@ -63,7 +63,7 @@ func NoWorkers(c *server.Config) { c.Workers = -1 }
 func Start(t testing.TB, engine string, opts ...Option) *Server {
 	t.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DatabaseURL: sqlstoretest.URL(t, engine), Demo: true,
-		OpenRegistration: true, InsecureFastHashing: true, AdminPassword: AdminPassword, Version: "test"}
+		OpenRegistration: true, InsecureFastHashing: true, AdminPassword: AdminPassword, Version: "test", Workers: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
