@@ -22,6 +22,9 @@ type committer struct {
 	stop chan struct{}
 	once sync.Once
 	done sync.WaitGroup
+	// exited is closed when the loop has returned: a request queued after its last batch is never
+	// taken, and its caller must not wait for it.
+	exited chan struct{}
 }
 
 // maxBatch bounds a batch, and so the work one COMMIT's failure can undo.
@@ -39,7 +42,7 @@ type txResult struct {
 }
 
 func newCommitter(db *sql.DB) *committer {
-	c := &committer{db: db, reqs: make(chan *txRequest, 4*maxBatch), stop: make(chan struct{})}
+	c := &committer{db: db, reqs: make(chan *txRequest, 4*maxBatch), stop: make(chan struct{}), exited: make(chan struct{})}
 	c.done.Add(1)
 	go c.loop()
 	return c
@@ -68,7 +71,18 @@ func (c *committer) run(ctx context.Context, fn func(q queryer) error) error {
 	case <-c.stop:
 		return fmt.Errorf("sqlstore: database closed")
 	}
-	res := <-r.result
+	var res txResult
+	select {
+	case res = <-r.result:
+	case <-c.exited:
+		// The loop answers every batch it takes before it returns: either r was answered, or it was
+		// queued as the database closed and will never run.
+		select {
+		case res = <-r.result:
+		default:
+			return fmt.Errorf("sqlstore: database closed")
+		}
+	}
 	if res.panic != nil {
 		panic(res.panic) // the caller's bug, raised in the caller's goroutine
 	}
@@ -77,6 +91,7 @@ func (c *committer) run(ctx context.Context, fn func(q queryer) error) error {
 
 func (c *committer) loop() {
 	defer c.done.Done()
+	defer close(c.exited)
 	for {
 		var first *txRequest
 		select {

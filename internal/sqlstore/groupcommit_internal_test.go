@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dynabench-go/dynabench"
 )
@@ -65,5 +67,33 @@ func TestCommitterIgnoresCancellationMidway(t *testing.T) {
 	}
 	if _, err := s.FindUserByUsername(context.Background(), "mid"); err != nil {
 		t.Fatalf("write of a caller that cancelled midway: %v", err)
+	}
+}
+
+// TestCommitterCloseNeverStrandsACaller: a transaction handed over while the database closes gets
+// an error instead of waiting forever (a worker leasing jobs at shutdown hung the server's Serve).
+func TestCommitterCloseNeverStrandsACaller(t *testing.T) {
+	for range 200 {
+		db, err := sql.Open("sqlite", "file::memory:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newCommitter(db)
+		done := make(chan error, 8)
+		for range 8 {
+			go func() {
+				done <- c.run(context.Background(), func(queryer) error { return nil })
+			}()
+		}
+		c.close()
+		timeout := time.After(10 * time.Second)
+		for range 8 {
+			select {
+			case <-done:
+			case <-timeout:
+				t.Fatal("a caller is still waiting after close")
+			}
+		}
+		db.Close()
 	}
 }
