@@ -6,10 +6,12 @@ package demo
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/dynabench-go/dynabench"
 	"github.com/dynabench-go/dynabench/internal/builtin"
@@ -139,15 +141,33 @@ const (
 	SpanModelName       = "builtin-span-v1"
 )
 
-// TrainModel trains the task's built-in model on its seed set: the span model for QA, the classifier
-// otherwise. It returns the model and its name.
+// DevEvery puts every DevEvery-th seed example in the dev split: held out from the built-in model's
+// training and uploaded as the task's "demo-dev" evaluation dataset, so the first leaderboard
+// scores the model on examples it never saw.
+const DevEvery = 5
+
+// TrainDev splits the seed set: train (what the built-in model learns from) and dev (held out).
+func (t Task) TrainDev() (train, dev []builtin.TrainingExample) {
+	for i, e := range t.Seed {
+		if i%DevEvery == DevEvery-1 {
+			dev = append(dev, e)
+		} else {
+			train = append(train, e)
+		}
+	}
+	return train, dev
+}
+
+// TrainModel trains the task's built-in model on the train part of its seed set (TrainDev): the span
+// model for QA, the classifier otherwise. It returns the model and its name.
 func TrainModel(t Task, seed uint64) (dynabench.Predictor, string, error) {
+	train, _ := t.TrainDev()
 	s, ok := specByCode(t.Code)
 	if !ok {
 		return nil, "", fmt.Errorf("demo: no built-in model for task %q", t.Code)
 	}
 	if s.labels == nil {
-		m, err := builtin.TrainSpanModel(t.Seed, builtin.SpanOptions{Seed: seed})
+		m, err := builtin.TrainSpanModel(train, builtin.SpanOptions{Seed: seed})
 		if err != nil {
 			return nil, "", fmt.Errorf("demo task %s: %w", t.Code, err)
 		}
@@ -155,7 +175,7 @@ func TrainModel(t Task, seed uint64) (dynabench.Predictor, string, error) {
 	}
 	o := s.classifier
 	o.Labels, o.Seed = s.labels, seed
-	m, err := builtin.TrainClassifier(t.Seed, o)
+	m, err := builtin.TrainClassifier(train, o)
 	if err != nil {
 		return nil, "", fmt.Errorf("demo task %s: %w", t.Code, err)
 	}
@@ -176,3 +196,60 @@ func specByCode(code string) (spec, bool) {
 	}
 	return spec{}, false
 }
+
+// BaselineModelName names the demo tasks' trivial baseline.
+const BaselineModelName = "prior-baseline-v1"
+
+// Baseline is the trivial baseline a leaderboard needs for scale: for label tasks it always answers
+// the most frequent label of the train split, with the split's label frequencies as probabilities;
+// for QA it answers the context's first five words.
+func Baseline(t Task) dynabench.Predictor {
+	train, _ := t.TrainDev()
+	s, _ := specByCode(t.Code)
+	if s.labels == nil {
+		return baseline{answer: true}
+	}
+	counts := map[string]int{}
+	for _, e := range train {
+		counts[e.Label]++
+	}
+	b := baseline{prob: map[string]any{}}
+	best := -1
+	for _, l := range s.labels {
+		b.prob[l] = float64(counts[l]) / float64(max(len(train), 1))
+		if counts[l] > best {
+			b.label, best = l, counts[l]
+		}
+	}
+	return b
+}
+
+type baseline struct {
+	answer bool // QA: the context's first words
+	label  string
+	prob   map[string]any
+}
+
+func (b baseline) Predict(_ context.Context, in map[string]any) (map[string]any, error) {
+	if b.answer {
+		ctx, _ := in["context"].(string)
+		words := strings.Fields(ctx)
+		return map[string]any{"answer": strings.Join(words[:min(5, len(words))], " ")}, nil
+	}
+	prob := make(map[string]any, len(b.prob))
+	for k, v := range b.prob {
+		prob[k] = v
+	}
+	return map[string]any{"label": b.label, "prob": prob}, nil
+}
+
+func (b baseline) PredictBatch(ctx context.Context, ins []map[string]any) ([]map[string]any, error) {
+	out := make([]map[string]any, len(ins))
+	for i, in := range ins {
+		out[i], _ = b.Predict(ctx, in)
+	}
+	return out, nil
+}
+
+// MemoryBytes: the baseline holds a label and its probabilities.
+func (b baseline) MemoryBytes() int64 { return int64(64 + 32*len(b.prob)) }

@@ -386,3 +386,24 @@ func dot(a, b []float64) float64 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// Keep returns the input restricted to the metrics at the given indices (the perf metric, index 0,
+// must be among them), in that order.
+func (in LeaderboardInput) Keep(metrics []int) LeaderboardInput {
+	out := in
+	out.Metrics = make([]MetricMeta, len(metrics))
+	for j, k := range metrics {
+		out.Metrics[j] = in.Metrics[k]
+	}
+	out.Samples = make([][][]*Sample, len(in.Samples))
+	for i, perModel := range in.Samples {
+		out.Samples[i] = make([][]*Sample, len(perModel))
+		for d, perDataset := range perModel {
+			out.Samples[i][d] = make([]*Sample, len(metrics))
+			for j, k := range metrics {
+				out.Samples[i][d][j] = perDataset[k]
+			}
+		}
+	}
+	return out
+}

@@ -48,8 +48,35 @@ func (m *Main) Bootstrap(ctx context.Context) error {
 	return SeedDemo(ctx, m.Service, admin)
 }
 
-// SeedDemo creates the four demo tasks owned by admin, each with its contexts in round 1 and a
-// built-in model, trained on the task's seed set, in the loop.
+// demoDev renders the held-out seed examples as an evaluation dataset: the model's input fields
+// and the gold target under the config's target field.
+func demoDev(svc *service.Service, t *dynabench.Task, dt demo.Task) (*bytes.Buffer, error) {
+	cfg, err := svc.Config(t)
+	if err != nil {
+		return nil, err
+	}
+	target := cfg.Targets()[0]
+	if len(cfg.Perf) > 0 && cfg.Perf[0].ReferenceName != "" {
+		target = cfg.Perf[0].ReferenceName
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	_, dev := dt.TrainDev()
+	for i, e := range dev {
+		row := map[string]any{"uid": fmt.Sprintf("dev-%d", i+1)}
+		for k, v := range e.Input {
+			row[k] = v
+		}
+		row[target] = e.Label
+		if err := enc.Encode(row); err != nil {
+			return nil, err
+		}
+	}
+	return &buf, nil
+}
+
+// SeedDemo creates the four demo tasks owned by admin, each with its contexts in round 1, a built-in
+// model trained on most of the task's seed set in the loop, and the rest as a scoring dataset.
 func SeedDemo(ctx context.Context, svc *service.Service, admin *dynabench.User) error {
 	tasks, err := demo.Tasks()
 	if err != nil {
@@ -73,12 +100,27 @@ func SeedDemo(ctx context.Context, svc *service.Service, admin *dynabench.User) 
 		}
 		model := &dynabench.Model{TaskID: t.ID, UserID: admin.ID, Name: dt.Code + "-builtin-r1", Kind: dynabench.KindBuiltin,
 			Options: map[string]any{"demo": dt.Code, "seed": 1}, Published: true,
-			Card: "Built-in baseline: hashed n-gram logistic regression (span scorer for QA), trained on the demo seed set."}
+			Card: "Built-in baseline: hashed n-gram logistic regression (span scorer for QA), trained on the demo seed set less its demo-dev examples."}
 		if err := svc.Store.CreateModel(ctx, model); err != nil {
 			return err
 		}
 		if _, err := svc.SetRoundModels(ctx, admin, t.Code, 1, []int64{model.ID}, ""); err != nil {
 			return err
+		}
+		prior := &dynabench.Model{TaskID: t.ID, UserID: admin.ID, Name: dt.Code + "-prior-baseline", Kind: dynabench.KindBuiltin,
+			Options: map[string]any{"demo": dt.Code, "baseline": "prior"}, Published: true,
+			Card: "Trivial baseline for scale: the most frequent training label (the context's first five words for QA)."}
+		if err := svc.Store.CreateModel(ctx, prior); err != nil {
+			return err
+		}
+		// The seed examples the model did not learn from become a scoring dataset; uploading it
+		// queues the model's evaluation, so the leaderboard has a row once a worker ran it.
+		dev, err := demoDev(svc, t, dt)
+		if err != nil {
+			return err
+		}
+		if _, err := svc.UploadDataset(ctx, admin, t.Code, service.NewDataset{Name: "demo-dev", Access: dynabench.AccessScoring, Body: dev}); err != nil {
+			return fmt.Errorf("demo dataset %s: %w", dt.Code, err)
 		}
 	}
 	return nil

@@ -75,7 +75,7 @@ func (r *Resolver) Predictor(ctx context.Context, m *dynabench.Model) (dynabench
 			sum, _ := m.Options[training.OptionSHA256].(string)
 			p, _, t.err = training.LoadBlob(ctx, r.Blobs, key, sum)
 		} else {
-			p, t.err = trainDemo(code, seedOf(m))
+			p, t.err = trainDemo(code, seedOf(m), m.Options["baseline"] == "prior")
 		}
 		if t.err == nil {
 			t.p.Store(&watched{p: p})
@@ -120,12 +120,15 @@ func seedOf(m *dynabench.Model) uint64 {
 	return 1
 }
 
-func trainDemo(code string, seed uint64) (dynabench.Predictor, error) {
+func trainDemo(code string, seed uint64, baseline bool) (dynabench.Predictor, error) {
 	tasks, err := demo.Tasks()
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range tasks {
+		if t.Code == code && baseline {
+			return demo.Baseline(t), nil
+		}
 		if t.Code == code {
 			p, _, err := demo.TrainModel(t, seed)
 			return p, err
@@ -134,7 +137,7 @@ func trainDemo(code string, seed uint64) (dynabench.Predictor, error) {
 	return nil, fmt.Errorf("no demo task %q", code)
 }
 
-// demoSeed returns a demo task's seed training set.
+// demoSeed returns a demo task's seed training set, less the examples held out as its dev dataset.
 func demoSeed(code string) ([]builtin.TrainingExample, bool) {
 	tasks, err := demo.Tasks()
 	if err != nil {
@@ -142,7 +145,8 @@ func demoSeed(code string) ([]builtin.TrainingExample, bool) {
 	}
 	for _, t := range tasks {
 		if t.Code == code {
-			return t.Seed, true
+			train, _ := t.TrainDev()
+			return train, true
 		}
 	}
 	return nil, false

@@ -181,7 +181,15 @@ func (s *Service) parseDatasetLine(cfg *taskconfig.Config, target taskconfig.Fie
 	}
 	check := cloneMap(rx.input)
 	check[target.Name] = gold[0]
-	if p := append(cfg.CheckContext(rx.ctx, s.Limits), cfg.CheckInput(rx.ctx, check, s.Limits)...); len(p) > 0 {
+	// A dataset may leave out a text context field (sentiment sets often have no prompt): it is
+	// checked as empty and left out of the model's input.
+	ctx := cloneMap(rx.ctx)
+	for _, f := range cfg.Context {
+		if _, ok := ctx[f.Name]; !ok && f.Type == taskconfig.TypeString {
+			ctx[f.Name] = ""
+		}
+	}
+	if p := append(cfg.CheckContext(ctx, s.Limits), cfg.CheckInput(ctx, check, s.Limits)...); len(p) > 0 {
 		return nil, rawExample{}, dynabench.FieldErrorf(dynabench.EINVALID, p[0].Path, "%s", p[0].Message)
 	}
 	ex.Gold = gold

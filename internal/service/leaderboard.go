@@ -390,6 +390,26 @@ func (s *Service) computeLeaderboard(ctx context.Context, t *dynabench.Task, q L
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s: %w", t.Code, err)
 	}
+	// A metric with the same value for every ranked model has AMRS 0, and Dynaboard's formula then
+	// gives every model +Inf. It cannot separate the models anyway: leave it out, say so, recompute.
+	if !finiteBoard(lb) {
+		var keep []int
+		for k, mm := range in.Metrics {
+			if k > 0 && lb.AMRS[k] == 0 && mm.Weight > 0 {
+				b.ExcludedMetrics = append(b.ExcludedMetrics, ExcludedMetric{Name: mm.Name,
+					Reason: "the same for every ranked model: it cannot separate them (AMRS 0 would make every Dynascore infinite)"})
+				continue
+			}
+			keep = append(keep, k)
+		}
+		in = in.Keep(keep)
+		if lb, err = evaluation.ComputeLeaderboard(in, evaluation.BootstrapOptions{Seed: LeaderboardSeed}); err != nil {
+			return nil, fmt.Errorf("leaderboard %s: %w", t.Code, err)
+		}
+		if !finiteBoard(lb) {
+			return nil, fmt.Errorf("leaderboard %s: the Dynascore is not finite", t.Code)
+		}
+	}
 	names := map[string]*dynabench.Model{}
 	for _, m := range ranked {
 		names[strconv.FormatInt(m.ID, 10)] = m
@@ -401,6 +421,22 @@ func (s *Service) computeLeaderboard(ctx context.Context, t *dynabench.Task, q L
 	}
 	b.Metrics = lb.Metrics
 	return b, nil
+}
+
+// finiteBoard reports whether every number of a computed leaderboard is finite.
+func finiteBoard(lb evaluation.Leaderboard) bool {
+	ok := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for _, r := range lb.Rows {
+		if !ok(r.Dynascore) || !ok(r.DynascoreCI[0]) || !ok(r.DynascoreCI[1]) {
+			return false
+		}
+		for _, v := range r.Metrics {
+			if !ok(v.Value) || !ok(v.CI[0]) || !ok(v.CI[1]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // missing says why a metric cannot be given for every ranked model on every dataset ("" when it can).
