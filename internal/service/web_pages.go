@@ -136,3 +136,17 @@ func (s *Service) ExampleContext(ctx context.Context, actor *dynabench.User, e *
 	}
 	return s.Store.FindContextByID(ctx, e.ContextID)
 }
+
+// OwnedTask returns the task when the actor may act as its owner: EUNAUTHORIZED for anonymous
+// callers, ENOTFOUND for non-owners of a hidden task, EFORBIDDEN for other non-owners (the owner
+// pages check this before showing a form whose submission the rules would refuse anyway).
+func (s *Service) OwnedTask(ctx context.Context, actor *dynabench.User, code string) (*dynabench.Task, error) {
+	t, err := s.Task(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireOwner(ctx, actor, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

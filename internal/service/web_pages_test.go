@@ -65,6 +65,14 @@ func TestWebPageRules(t *testing.T) {
 		_, err = f.svc.ExampleContext(ctx, bob, list[0])
 		wantCode(t, err, dynabench.ENOTFOUND)
 
+		if _, err := f.svc.OwnedTask(ctx, f.admin, "tk"); err != nil {
+			t.Errorf("OwnedTask(admin) = %v", err)
+		}
+		_, err = f.svc.OwnedTask(ctx, bob, "tk")
+		wantCode(t, err, dynabench.EFORBIDDEN)
+		_, err = f.svc.OwnedTask(ctx, nil, "tk")
+		wantCode(t, err, dynabench.EUNAUTHORIZED)
+
 		if task, rounds, err := f.svc.TaskRounds(ctx, nil, "tk"); err != nil || task.Code != "tk" || len(rounds) != 1 {
 			t.Errorf("TaskRounds = %v, %v, %v", task, rounds, err)
 		}
