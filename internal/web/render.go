@@ -65,15 +65,15 @@ type pages struct {
 
 func templateFuncs(a *assets) template.FuncMap {
 	return template.FuncMap{
-		"asset":   a.URL,
-		"pct":     func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
-		"prob":    func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
-		"barw":    func(f float64, width float64) string { return fmt.Sprintf("%.1f", clamp01(f)*width) },
-		"date":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
-		"text":    valueText,
-		"inc":     func(i int) int { return i + 1 },
-		"hasPref": strings.HasPrefix,
-		"pathesc": url.PathEscape,
+		"asset":    a.URL,
+		"pct":      func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"prob":     func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
+		"barw":     func(f float64, width float64) string { return fmt.Sprintf("%.1f", clamp01(f)*width) },
+		"date":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+		"text":     valueText,
+		"inc":      func(i int) int { return i + 1 },
+		"hasPref":  strings.HasPrefix,
+		"pathesc":  url.PathEscape,
 		"queryesc": url.QueryEscape,
 		"ratio": func(a, b int64) float64 {
 			if b == 0 {
