@@ -136,13 +136,7 @@ func (s *Server) result(cfg *taskconfig.Config, t *dynabench.Task, e *dynabench.
 	if e.ModelError == "" {
 		res.Answer = modelAnswer(cfg, e.ModelOutput)
 	}
-	var applicable []taskconfig.Field
-	for _, f := range cfg.CreateMetadata {
-		if f.ModelWrongCondition == nil || (e.ModelWrong != nil && *f.ModelWrongCondition == *e.ModelWrong) {
-			applicable = append(applicable, f)
-		}
-	}
-	res.Metadata = formFields(applicable, "meta.", "metadata.", e.Metadata, &res.Form)
+	res.Metadata = formFields(applicableMeta(cfg, e), "meta.", "metadata.", e.Metadata, &res.Form)
 	return res
 }
 
@@ -276,7 +270,9 @@ func (s *Server) explainExample(w http.ResponseWriter, r *http.Request) error {
 	updated, err := s.svc.UpdateExample(r.Context(), actor(r), e.ID, patch)
 	var form Form
 	if err != nil {
-		if !form.Fail(err) {
+		// Problems with the explanations go next to them; anything else (not the writer's
+		// example, retracted meanwhile) is the error page's.
+		if !dynabench.IsCode(err, dynabench.EINVALID) || !form.Fail(err) {
 			return err
 		}
 		return s.afterExample(w, r, e, form, "")
