@@ -65,8 +65,8 @@ func webAuthzCases(f *authzFix) map[string][]authzCase {
 		"POST /profile/tokens/{id}/revoke": {{path: fmt.Sprintf("/profile/tokens/%d/revoke", f.tokenID), want: mine}},
 		"GET /tasks/{code}": {{path: "/tasks/sentiment", want: all(200)},
 			{path: "/tasks/hidden", want: [nroles]int{404, 404, 404, 404, 200}}},
-		"GET /tasks/{code}/create": {{path: "/tasks/sentiment/create", want: [nroles]int{303, 200, 200, 200, 200}},
-			{path: "/tasks/hidden/create", want: [nroles]int{303, 404, 404, 404, 200}}},
+		"GET /tasks/{code}/create": {{path: "/tasks/sentiment/create?context=CTX", want: [nroles]int{303, 200, 200, 200, 200}},
+			{path: "/tasks/hidden/create", want: [nroles]int{303, 404, 404, 404, 303}}},
 		"POST /tasks/{code}/create": {{path: "/tasks/sentiment/create", form: in, want: [nroles]int{303, 200, 200, 200, 200}}},
 		"POST /tasks/{code}/examples/{id}/explain": {{path: fmt.Sprintf("/tasks/sentiment/examples/%d/explain", f.explain),
 			form: url.Values{"meta.example_explanation": {"because"}}, want: mine}},
@@ -170,7 +170,7 @@ func checkAuthz(t *testing.T, srv *servertest.Server, role int, route string, cs
 	path := strings.ReplaceAll(cs.path, "/tasks/hidden", "/tasks/hs")
 	var p *page
 	if strings.HasPrefix(route, "GET ") {
-		p = v.get(t, path)
+		p = v.get(t, strings.ReplaceAll(path, "CTX", fmt.Sprint(ctxID)))
 	} else {
 		form := url.Values{}
 		for k, vs := range cs.form {

@@ -32,7 +32,7 @@ func TestNoHTMLInjection(t *testing.T) {
 	alice, bob := loggedIn(t, srv, "alice", "password-alice"), loggedIn(t, srv, "bob", "password-bob")
 
 	pages := map[string]string{}
-	create := alice.get(t, "/tasks/qa/create?tag=evil")
+	create := alice.follow(t, "/tasks/qa/create?tag=evil")
 	pages["create page (context)"] = create.Body
 	form := url.Values{"context_id": {contextOf(t, create.Body)}, "in.question": {"What is it? " + img}, "in.answer": {"with a span"}}
 	res := alice.postWith(t, "/tasks/qa/create", form, http.Header{"HX-Request": {"true"}})

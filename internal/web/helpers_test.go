@@ -115,7 +115,17 @@ func selectorRE(sel string) *regexp.Regexp {
 	return regexp.MustCompile(`<` + q(sel) + `[\s>]`)
 }
 
-// taskID returns the id of a demo task.
+// follow GETs path and follows one redirect (the create page names its context in the URL).
+func (v *visitor) follow(t testing.TB, path string) *page {
+	t.Helper()
+	p := v.get(t, path)
+	if p.Status == http.StatusSeeOther {
+		return v.get(t, p.Location)
+	}
+	return p
+}
+
+// contextOf returns the id of the context a create page shows.
 func contextOf(t testing.TB, html string) string {
 	t.Helper()
 	m := regexp.MustCompile(`name="context_id" value="(\d+)"`).FindStringSubmatch(html)

@@ -76,6 +76,12 @@ func (s *Server) createPage(w http.ResponseWriter, r *http.Request) error {
 		} else if err != nil {
 			return err
 		}
+		if p.Context != nil {
+			// Name the context in the URL, so a reload shows the same one (and its draft).
+			q.Set("context", strconv.FormatInt(p.Context.ID, 10))
+			http.Redirect(w, r, "/tasks/"+url.PathEscape(code)+"/create?"+q.Encode(), http.StatusSeeOther)
+			return nil
+		}
 	}
 	if id, err := strconv.ParseInt(q.Get("example"), 10, 64); err == nil {
 		if e, err := s.svc.Example(ctx, u, id); err == nil && e.TaskID == p.Task.ID {

@@ -57,8 +57,9 @@ func TestPages(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
 			srv, vs := pagesFixture(t, engine)
-			ctxID := contextOf(t, vs["alice"].get(t, "/tasks/sentiment/create").Body)
-			hsCtx := contextOf(t, vs["alice"].get(t, "/tasks/hs/create").Body)
+			ctxID := contextOf(t, vs["alice"].follow(t, "/tasks/sentiment/create").Body)
+			qaCtx := contextOf(t, vs["alice"].follow(t, "/tasks/qa/create").Body)
+			hsCtx := contextOf(t, vs["alice"].follow(t, "/tasks/hs/create").Body)
 			in := func(statement, label string) url.Values {
 				return url.Values{"context_id": {ctxID}, "in.statement": {statement}, "in.label": {label}}
 			}
@@ -82,10 +83,12 @@ func TestPages(t *testing.T) {
 				{name: "register problems next to fields", method: "POST", path: "/register",
 					form: url.Values{"username": {"x"}, "email": {"not-an-email"}, "password": {"short"}}, status: 422,
 					text: []string{"3 to 32 letters", "not a valid email address", "8 to 1024 characters"}, has: []string{"input[value=not-an-email]"}},
-				{name: "create page", as: "alice", method: "GET", path: "/tasks/sentiment/create", status: 200,
+				{name: "create page names its context", as: "alice", method: "GET", path: "/tasks/sentiment/create", status: 303,
+					loc: "/tasks/sentiment/create?context="},
+				{name: "create page", as: "alice", method: "GET", path: "/tasks/sentiment/create?context=" + ctxID, status: 200,
 					has: []string{"#create-form", "input[name=in.label]", "textarea[name=in.statement]", "#sandbox", "#next-context",
 						"#tag", "#score", "kbd", "[data-draft]", "#result"}},
-				{name: "QA create page: selectable passage", as: "alice", method: "GET", path: "/tasks/qa/create", status: 200,
+				{name: "QA create page: selectable passage", as: "alice", method: "GET", path: "/tasks/qa/create?context=" + qaCtx, status: 200,
 					has: []string{"[data-select-for=in-answer]", "input[name=in.answer]"}},
 				{name: "tag filter with no match", as: "alice", method: "GET", path: "/tasks/sentiment/create?tag=zzz", status: 200,
 					text: []string{`no context with tag &#34;zzz&#34;`}},
