@@ -25,6 +25,7 @@ import (
 	"github.com/dynabench-go/dynabench/internal/secret"
 	"github.com/dynabench-go/dynabench/internal/service"
 	"github.com/dynabench-go/dynabench/internal/sqlstore"
+	"github.com/dynabench-go/dynabench/internal/web"
 	"github.com/dynabench-go/dynabench/internal/worker"
 )
 
@@ -72,6 +73,7 @@ type Main struct {
 	Blobs   *blob.Dir
 	Service *service.Service
 	API     *api.Server
+	Web     *web.Server
 	HTTP    *http.Server
 	ln      net.Listener
 }
@@ -142,7 +144,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 	}
 	a := api.New(svc, log, api.Options{Version: cfg.Version, Ready: ready, Registry: reg,
 		OpenRegistration: cfg.OpenRegistration, TrustProxy: cfg.TrustProxy})
-	m := &Main{Config: cfg, Log: log, DB: db, Blobs: blobs, Service: svc, API: a}
+	pages, err := web.New(svc, log, web.Options{OpenRegistration: cfg.OpenRegistration, TrustProxy: cfg.TrustProxy, Version: cfg.Version})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	m := &Main{Config: cfg, Log: log, DB: db, Blobs: blobs, Service: svc, API: a, Web: pages}
 	if err := m.Bootstrap(ctx); err != nil {
 		m.Close()
 		return nil, err
@@ -190,7 +197,7 @@ func (m *Main) Listen() error {
 	}
 	m.ln = ln
 	m.HTTP = &http.Server{
-		Handler:           m.API.Handler(),
+		Handler:           m.Handler(),
 		ReadHeaderTimeout: 10 * time.Second, // slow-header clients cannot hold connections
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      90 * time.Second,

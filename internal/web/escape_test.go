@@ -1,0 +1,55 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/dynabench-go/dynabench/internal/server/servertest"
+)
+
+// Text from users, contexts and models is escaped everywhere it is shown.
+func TestNoHTMLInjection(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t, "sqlite")
+	ctx := context.Background()
+	adm := admin(t, srv)
+	const evil = `<script>alert(1)</script>`
+	const img = `<img src=x onerror=alert(2)>`
+	// A context and a model answer carrying markup.
+	ctxLine := `{"context":{"context":"Passage ` + strings.ReplaceAll(evil, `"`, `\"`) + ` with a span."},"tag":"evil"}`
+	if _, err := srv.Service.UploadContexts(ctx, adm, "qa", 1, strings.NewReader(ctxLine)); err != nil {
+		t.Fatal(err)
+	}
+	id := srv.AddModel(t, "qa", "evil-model", &servertest.Fake{Output: map[string]any{"answer": img, "conf": 0.5}})
+	if _, err := srv.Service.SetRoundModels(ctx, adm, "qa", 1, []int64{id}, ""); err != nil {
+		t.Fatal(err)
+	}
+	srv.User(t, "alice")
+	srv.User(t, "bob")
+	alice, bob := loggedIn(t, srv, "alice", "password-alice"), loggedIn(t, srv, "bob", "password-bob")
+
+	pages := map[string]string{}
+	create := alice.follow(t, "/tasks/qa/create?tag=evil")
+	pages["create page (context)"] = create.Body
+	form := url.Values{"context_id": {contextOf(t, create.Body)}, "in.question": {"What is it? " + img}, "in.answer": {"with a span"}}
+	res := alice.postWith(t, "/tasks/qa/create", form, http.Header{"HX-Request": {"true"}})
+	if res.Status != 200 {
+		t.Fatalf("submit: %d\n%s", res.Status, res.Body)
+	}
+	pages["model answer"] = res.Body
+	pages["validate page (example text)"] = bob.get(t, "/tasks/qa/validate").Body
+	pages["register error (username)"] = newVisitor(srv).post(t, "/register",
+		url.Values{"username": {evil}, "email": {"a@example.com"}, "password": {"password-123"}}).Body
+	pages["tag filter"] = alice.get(t, "/tasks/qa/create?tag="+url.QueryEscape(evil)).Body
+	for name, body := range pages {
+		if strings.Contains(body, evil) || strings.Contains(body, img) {
+			t.Errorf("%s: markup from input is not escaped:\n%s", name, body)
+		}
+		if !strings.Contains(body, "&lt;") {
+			t.Errorf("%s: the escaped text is missing:\n%s", name, body)
+		}
+	}
+}
