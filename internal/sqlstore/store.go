@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -128,7 +129,10 @@ func mapErr(op string, err error) error {
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
-	if errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) {
+	// A connection that died mid-query (the server was stopped or crashed) ends in ErrConnClosed or
+	// an unexpected EOF: the database is unavailable, not our bug.
+	if errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database is unavailable"}
 	}
 	return fmt.Errorf("sqlstore: %s: %w", op, err)
