@@ -25,3 +25,4 @@ func TestMapErrConnectionDied(t *testing.T) {
 		}
 	}
 }
+

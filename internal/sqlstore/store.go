@@ -126,6 +126,15 @@ func mapErr(op string, err error) error {
 		case sqlite3.SQLITE_READONLY:
 			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database is read-only"}
 		}
+		// The extended codes of a primary one (778 is SQLITE_IOERR_WRITE: the file refused a write).
+		switch sqErr.Code() & 0xff {
+		case sqlite3.SQLITE_IOERR:
+			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database file cannot be written or read (I/O error)"}
+		case sqlite3.SQLITE_READONLY:
+			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database is read-only"}
+		case sqlite3.SQLITE_FULL:
+			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database disk is full"}
+		}
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
