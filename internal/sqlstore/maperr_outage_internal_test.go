@@ -25,4 +25,3 @@ func TestMapErrConnectionDied(t *testing.T) {
 		}
 	}
 }
-
