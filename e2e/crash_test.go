@@ -175,6 +175,19 @@ type workload struct {
 	clients  map[string]*apiClient
 	seq      *atomic.Int64
 	inflight atomic.Int64
+	// outage makes 503 an expected answer (the database is down): a write answered 503 is of
+	// unknown outcome (the commit may have happened before the connection died), a read is retried.
+	outage      bool
+	unavailable atomic.Int64 // 503 answers seen
+}
+
+// down reports (and counts) a 503 answer that the workload expects.
+func (w *workload) down(status int) bool {
+	if w.outage && status == http.StatusServiceUnavailable {
+		w.unavailable.Add(1)
+		return true
+	}
+	return false
 }
 
 func pause(ctx context.Context, d time.Duration) {
@@ -215,6 +228,10 @@ func (w *workload) writer(ctx context.Context, user string, rng *rand.Rand) {
 			pause(ctx, 10*time.Millisecond)
 			continue
 		}
+		if w.down(status) {
+			pause(ctx, 10*time.Millisecond)
+			continue
+		}
 		if status != http.StatusOK {
 			w.l.oops("GET context %s as %s: %d %s", spec.code, user, status, b)
 			pause(ctx, 10*time.Millisecond)
@@ -228,60 +245,77 @@ func (w *workload) writer(ctx context.Context, user string, rng *rand.Rand) {
 			w.l.oops("GET context %s: %v: %s", spec.code, err, b)
 			continue
 		}
-		nonce := fmt.Sprintf("%s-%d", user, w.seq.Add(1))
-		text := fmt.Sprintf("%s [e2e:%s]", phrases[rng.IntN(len(phrases))], nonce)
-		input := map[string]any{spec.text: text}
-		if spec.labels != nil {
-			input["label"] = spec.labels[rng.IntN(len(spec.labels))]
-		} else {
-			passage, _ := cx.Context["context"].(string)
-			input[spec.text] = "Which words of the passage answer this? " + text
-			input["answer"] = span(passage, rng)
-		}
-		rec := &written{nonce: nonce, task: spec.code, user: user, contextID: cx.ID, input: jsonRoundTrip(input)}
-		w.l.mu.Lock()
-		w.l.byNonce[nonce] = rec
-		w.l.mu.Unlock()
-
-		w.inflight.Add(1)
-		status, b, err = c.do(ctx, http.MethodPost, "/api/v1/tasks/"+spec.code+"/examples",
-			map[string]any{"context_id": cx.ID, "input": input})
-		w.inflight.Add(-1)
-		switch {
-		case err != nil:
-			w.l.mu.Lock()
-			w.l.cycle.unknown++
-			w.l.mu.Unlock()
-			pause(ctx, 10*time.Millisecond)
-			continue
-		case status != http.StatusCreated:
-			// Refused, so nothing was stored; but a valid example should never be refused.
-			w.l.mu.Lock()
-			delete(w.l.byNonce, nonce)
-			w.l.mu.Unlock()
-			w.l.oops("POST example %s as %s: %d %s", spec.code, user, status, b)
+		if status, _ := w.submit(ctx, user, spec, cx.ID, cx.Context, rng); status != http.StatusCreated {
+			if status == 0 || status == http.StatusServiceUnavailable {
+				pause(ctx, 10*time.Millisecond)
+			}
 			continue
 		}
-		var eb exampleBody
-		if err := json.Unmarshal(b, &eb); err != nil {
-			w.l.oops("POST example: 201 with bad JSON: %v: %s", err, b)
-			continue
-		}
-		id, _ := strconv.ParseInt(eb.Example.ID, 10, 64)
-		if id <= 0 || !reflect.DeepEqual(eb.Example.Input, rec.input) {
-			w.l.oops("POST example: 201 with id %q, input %v; sent %v", eb.Example.ID, eb.Example.Input, rec.input)
-		}
-		w.l.mu.Lock()
-		rec.id, rec.acked = id, true
-		w.l.byID[id] = rec
-		w.l.own[user] = append(w.l.own[user], id)
-		w.l.cycle.examples++
-		w.l.mu.Unlock()
 
 		if rng.IntN(8) == 0 {
 			w.retractOne(ctx, user, rng)
 		}
 	}
+}
+
+// submit writes one example of the task against the context as user, records it in the ledger
+// (acknowledged, refused or of unknown outcome) and returns the status (0 when the request failed
+// in transport, with the error).
+func (w *workload) submit(ctx context.Context, user string, spec taskSpec, cxID string, cxData map[string]any, rng *rand.Rand) (int, error) {
+	nonce := fmt.Sprintf("%s-%d", user, w.seq.Add(1))
+	text := fmt.Sprintf("%s [e2e:%s]", phrases[rng.IntN(len(phrases))], nonce)
+	input := map[string]any{spec.text: text}
+	if spec.labels != nil {
+		input["label"] = spec.labels[rng.IntN(len(spec.labels))]
+	} else {
+		passage, _ := cxData["context"].(string)
+		input[spec.text] = "Which words of the passage answer this? " + text
+		input["answer"] = span(passage, rng)
+	}
+	rec := &written{nonce: nonce, task: spec.code, user: user, contextID: cxID, input: jsonRoundTrip(input)}
+	w.l.mu.Lock()
+	w.l.byNonce[nonce] = rec
+	w.l.mu.Unlock()
+
+	w.inflight.Add(1)
+	status, b, err := w.clients[user].do(ctx, http.MethodPost, "/api/v1/tasks/"+spec.code+"/examples",
+		map[string]any{"context_id": cxID, "input": input})
+	w.inflight.Add(-1)
+	switch {
+	case err != nil:
+		w.l.mu.Lock()
+		w.l.cycle.unknown++
+		w.l.mu.Unlock()
+		return 0, err
+	case w.down(status):
+		w.l.mu.Lock()
+		w.l.cycle.unknown++
+		w.l.mu.Unlock()
+		return status, nil
+	case status != http.StatusCreated:
+		// Refused, so nothing was stored; but a valid example should never be refused.
+		w.l.mu.Lock()
+		delete(w.l.byNonce, nonce)
+		w.l.mu.Unlock()
+		w.l.oops("POST example %s as %s: %d %s", spec.code, user, status, b)
+		return status, nil
+	}
+	var eb exampleBody
+	if err := json.Unmarshal(b, &eb); err != nil {
+		w.l.oops("POST example: 201 with bad JSON: %v: %s", err, b)
+		return status, nil
+	}
+	id, _ := strconv.ParseInt(eb.Example.ID, 10, 64)
+	if id <= 0 || !reflect.DeepEqual(eb.Example.Input, rec.input) {
+		w.l.oops("POST example: 201 with id %q, input %v; sent %v", eb.Example.ID, eb.Example.Input, rec.input)
+	}
+	w.l.mu.Lock()
+	rec.id, rec.acked = id, true
+	w.l.byID[id] = rec
+	w.l.own[user] = append(w.l.own[user], id)
+	w.l.cycle.examples++
+	w.l.mu.Unlock()
+	return status, nil
 }
 
 // retractOne retracts one of the user's acknowledged examples not retracted before.
@@ -309,7 +343,7 @@ func (w *workload) retractOne(ctx context.Context, user string, rng *rand.Rand) 
 	w.l.mu.Lock()
 	defer w.l.mu.Unlock()
 	switch {
-	case err != nil:
+	case err != nil, w.down(status):
 		w.l.cycle.unknown++
 	case status == http.StatusOK:
 		w.l.retracts[id] = true
@@ -336,6 +370,10 @@ func (w *workload) validator(ctx context.Context, user string, rng *rand.Rand) {
 				idle = 0
 				pause(ctx, 5*time.Millisecond)
 			}
+			continue
+		}
+		if w.down(status) {
+			pause(ctx, 10*time.Millisecond)
 			continue
 		}
 		if status != http.StatusOK {
@@ -370,7 +408,7 @@ func (w *workload) validator(ctx context.Context, user string, rng *rand.Rand) {
 		w.inflight.Add(-1)
 		w.l.mu.Lock()
 		switch {
-		case err != nil:
+		case err != nil, w.down(status):
 			w.l.cycle.unknown++
 		case status == http.StatusCreated:
 			v.acked = true

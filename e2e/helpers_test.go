@@ -114,6 +114,12 @@ type serverProc struct {
 // The process is SIGKILLed when the test ends if it is still running.
 func startServer(t *testing.T, bin, dbURL, dataDir string, run int) *serverProc {
 	t.Helper()
+	return startServerWith(t, bin, dbURL, dataDir, run, nil, nil)
+}
+
+// startServerWith is startServer with extra serve flags and environment variables.
+func startServerWith(t *testing.T, bin, dbURL, dataDir string, run int, args, env []string) *serverProc {
+	t.Helper()
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
 		addr := freeAddr(t)
@@ -123,9 +129,9 @@ func startServer(t *testing.T, bin, dbURL, dataDir string, run int) *serverProc 
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.cmd = exec.Command(bin, "serve", "--addr", addr, "--database-url", dbURL, "--data-dir", dataDir,
-			"--log-format", "json")
-		s.cmd.Env = childEnv("DYNABENCH_ADMIN_PASSWORD="+adminPassword, "DYNABENCH_DEMO=true")
+		s.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--database-url", dbURL, "--data-dir", dataDir,
+			"--log-format", "json"}, args...)...)
+		s.cmd.Env = childEnv(append([]string{"DYNABENCH_ADMIN_PASSWORD=" + adminPassword, "DYNABENCH_DEMO=true"}, env...)...)
 		s.cmd.Stdout, s.cmd.Stderr = logf, logf
 		s.cmd.SysProcAttr = childAttr()
 		if err := s.cmd.Start(); err != nil {

@@ -125,9 +125,17 @@ func cleanJSONMessage(m string) string {
 	return m
 }
 
+// StatusClientClosed is the status logged for a request whose client hung up before the answer.
+const StatusClientClosed = 499
+
 // toHTTPError turns a rule's error into the response error; unknown errors become a bare 500 and
 // one log line, never the internal text.
 func toHTTPError(ctx context.Context, log *slog.Logger, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// The client hung up and its request's context was cancelled under the store: no server
+		// fault, nobody reads the answer, and no "internal error" line (nginx's 499 in the log).
+		return &ErrorBody{status: StatusClientClosed, Err: ErrorObject{Code: "client_closed", Message: "the client closed the request"}}
+	}
 	var de *dynabench.Error
 	if !errors.As(err, &de) {
 		log.ErrorContext(ctx, "internal error", "err", err, "request_id", requestID(ctx))

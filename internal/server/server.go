@@ -48,6 +48,17 @@ type Config struct {
 	Workers int
 	// Fast password hashing, for tests only.
 	InsecureFastHashing bool
+	// HTTP server timeouts against slow or idle clients; zero means the defaults (10 s to send the
+	// headers, 60 s for the whole request, 90 s to take the answer, 120 s idle between requests).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+// orDefault returns d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // DatabaseURLOrDefault resolves the database location.
@@ -198,10 +209,10 @@ func (m *Main) Listen() error {
 	m.ln = ln
 	m.HTTP = &http.Server{
 		Handler:           m.Handler(),
-		ReadHeaderTimeout: 10 * time.Second, // slow-header clients cannot hold connections
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      90 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: orDefault(m.Config.ReadHeaderTimeout, 10*time.Second), // slow-header clients cannot hold connections
+		ReadTimeout:       orDefault(m.Config.ReadTimeout, 60*time.Second),
+		WriteTimeout:      orDefault(m.Config.WriteTimeout, 90*time.Second),
+		IdleTimeout:       orDefault(m.Config.IdleTimeout, 120*time.Second),
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -125,10 +126,22 @@ func mapErr(op string, err error) error {
 		case sqlite3.SQLITE_READONLY:
 			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database is read-only"}
 		}
+		// The extended codes of a primary one (778 is SQLITE_IOERR_WRITE: the file refused a write).
+		switch sqErr.Code() & 0xff {
+		case sqlite3.SQLITE_IOERR:
+			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database file cannot be written or read (I/O error)"}
+		case sqlite3.SQLITE_READONLY:
+			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database is read-only"}
+		case sqlite3.SQLITE_FULL:
+			return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database disk is full"}
+		}
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
-	if errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) {
+	// A connection that died mid-query (the server was stopped or crashed) ends in ErrConnClosed or
+	// an unexpected EOF: the database is unavailable, not our bug.
+	if errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return &dynabench.Error{Code: dynabench.EUNAVAILABLE, Message: "the database is unavailable"}
 	}
 	return fmt.Errorf("sqlstore: %s: %w", op, err)
