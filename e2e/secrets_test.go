@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,19 +33,29 @@ func TestNoSecretInLogsOrDatabase(t *testing.T) {
 	passwords := map[string]string{"alice": secret("pw-alice-"), "bob": secret("pw-bob-"), "carol": secret("pw-carol-")}
 	wrongPassword := secret("pw-wrong-")
 
-	// The model: a Dynalab server that checks the key, and on its first call fails with a body that
-	// quotes the key (as a careless server might) to see that the error text is scrubbed.
-	var calls, authorised atomic.Int64
+	// The model: a Dynalab server that checks the key, and on its first call in the loop fails with a
+	// body that quotes the key (as a careless server might) to see that the error text is scrubbed.
+	// Its batch calls (the evaluation queued when it is registered) answer normally.
+	var calls, singles, authorised atomic.Int64
+	const answer = `{"label": "negative", "prob": {"positive": 0.1, "negative": 0.8, "neutral": 0.1}}`
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		var batch struct {
+			Samples []json.RawMessage `json:"dataset_samples"`
+		}
+		json.NewDecoder(r.Body).Decode(&batch)
 		if r.Header.Get("Authorization") == "Bearer "+modelKey {
 			authorised.Add(1)
 		}
-		if calls.Add(1) == 1 {
+		calls.Add(1)
+		if strings.HasSuffix(r.URL.Path, "/batch_evaluation") {
+			io.WriteString(w, "["+strings.TrimSuffix(strings.Repeat(answer+",", len(batch.Samples)), ",")+"]")
+			return
+		}
+		if singles.Add(1) == 1 {
 			http.Error(w, "upstream refused key "+modelKey, http.StatusInternalServerError)
 			return
 		}
-		io.WriteString(w, `{"label": "negative", "prob": {"positive": 0.1, "negative": 0.8, "neutral": 0.1}}`)
+		io.WriteString(w, answer)
 	}))
 	defer model.Close()
 

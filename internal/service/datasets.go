@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dynabench-go/dynabench"
 	"github.com/dynabench-go/dynabench/internal/perturb"
@@ -361,4 +362,46 @@ func (s *Service) DeleteDataset(ctx context.Context, actor *dynabench.User, code
 		return dynabench.FieldErrorf(dynabench.ENOTFOUND, "name", "no dataset %q", name)
 	}
 	return s.Store.DeleteDataset(ctx, d.ID)
+}
+
+// exampleCache keeps decoded dataset examples by dataset, version and variant: a version never
+// changes once written, and every evaluation job reads its dataset twice (to hand out inputs and to
+// score the answers), as does every leaderboard computed after a new score.
+type exampleCache struct {
+	mu      sync.Mutex
+	entries map[string][]*dynabench.DatasetExample
+	size    int
+}
+
+// maxCachedExamples bounds the cache (by examples, about 1 KiB each).
+const maxCachedExamples = 500_000
+
+// datasetExamples returns one variant of the dataset's current version, from the cache when it can.
+func (s *Service) datasetExamples(ctx context.Context, d *dynabench.Dataset, variant string) ([]*dynabench.DatasetExample, error) {
+	key := fmt.Sprintf("%d/%d/%s", d.ID, d.Version, variant)
+	c := &s.exampleCache
+	c.mu.Lock()
+	exs, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok {
+		return exs, nil
+	}
+	exs, err := s.Store.FindDatasetExamples(ctx, d.ID, variant)
+	if err != nil {
+		return nil, err
+	}
+	// Cache only what is known to be that version: the dataset may have been replaced meanwhile.
+	if now, err := s.Store.FindDatasetByID(ctx, d.ID); err != nil || now.Version != d.Version {
+		return exs, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || c.size+len(exs) > maxCachedExamples {
+		c.entries, c.size = map[string][]*dynabench.DatasetExample{}, 0
+	}
+	if len(exs) <= maxCachedExamples {
+		c.entries[key] = exs
+		c.size += len(exs)
+	}
+	return exs, nil
 }

@@ -207,7 +207,7 @@ func (s *Service) loadBoardData(ctx context.Context, t *dynabench.Task, access f
 	for _, d := range all {
 		if access(d) && (round == 0 || d.RoundNumber == round) {
 			bd.datasets = append(bd.datasets, d)
-			exs, err := s.Store.FindDatasetExamples(ctx, d.ID, dynabench.VariantOriginal)
+			exs, err := s.datasetExamples(ctx, d, dynabench.VariantOriginal)
 			if err != nil {
 				return nil, err
 			}

@@ -41,8 +41,9 @@ type Service struct {
 
 	// jobsReady wakes in-process workers when jobs are queued.
 	jobsReady chan struct{}
-	// boards caches computed leaderboards (see leaderboard.go).
-	boards boardCache
+	// boards caches computed leaderboards (see leaderboard.go), exampleCache decoded datasets.
+	boards       boardCache
+	exampleCache exampleCache
 
 	mu      sync.Mutex
 	configs map[int64]cachedConfig // parsed configs by task id, checked against ConfigRev

@@ -144,7 +144,7 @@ func (s *Service) prepareWork(ctx context.Context, j *dynabench.Job) (*Work, err
 // evaluationInputs lists the inputs of a variant: every original, or every perturbed copy followed
 // by the distinct originals they came from. It also returns the examples behind them.
 func (s *Service) evaluationInputs(ctx context.Context, d *dynabench.Dataset, variant string) ([]WorkInput, []*dynabench.DatasetExample, []*dynabench.DatasetExample, error) {
-	orig, err := s.Store.FindDatasetExamples(ctx, d.ID, dynabench.VariantOriginal)
+	orig, err := s.datasetExamples(ctx, d, dynabench.VariantOriginal)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -155,7 +155,7 @@ func (s *Service) evaluationInputs(ctx context.Context, d *dynabench.Dataset, va
 		}
 		return in, orig, nil, nil
 	}
-	pert, err := s.Store.FindDatasetExamples(ctx, d.ID, variant)
+	pert, err := s.datasetExamples(ctx, d, variant)
 	if err != nil {
 		return nil, nil, nil, err
 	}

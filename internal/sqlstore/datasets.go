@@ -103,8 +103,21 @@ func (s *Store) insertDatasetExamples(ctx context.Context, datasetID int64, exam
 			if i > 0 {
 				q.WriteString(", ")
 			}
+			// SQLite looks "$n" up by name, which is quadratic in a statement of 1,800 parameters;
+			// "?n" is a plain index there.
+			mark := "$"
+			if s.db.Engine == SQLite {
+				mark = "?"
+			}
 			n := len(args)
-			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+			q.WriteString("(")
+			for k := 1; k <= 9; k++ {
+				if k > 1 {
+					q.WriteString(", ")
+				}
+				fmt.Fprintf(&q, "%s%d", mark, n+k)
+			}
+			q.WriteString(")")
 			e.DatasetID = datasetID
 			args = append(args, datasetID, e.Variant, e.Idx, e.UID, e.OriginalUID, e.Perturbation, input, string(gold), string(tags))
 		}

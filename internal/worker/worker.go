@@ -44,7 +44,8 @@ type Worker struct {
 	Source     Source
 	Predictors Predictors
 	Log        *slog.Logger
-	// BatchSize is how many inputs go to the model per call; default 32.
+	// BatchSize is how many inputs go to one PredictBatch call (default 512): HTTP adapters split
+	// them into the model's own batch size and send those concurrently, within its concurrency limit.
 	BatchSize int
 	// Poll is the longest wait between leases when nothing is due; default 2 s.
 	Poll time.Duration
@@ -166,7 +167,7 @@ func (w *Worker) predict(ctx context.Context, work *service.Work) (*service.Work
 	}
 	size := w.BatchSize
 	if size <= 0 {
-		size = 32
+		size = 512
 	}
 	outputs := make([]map[string]any, 0, len(work.Inputs))
 	var spent time.Duration

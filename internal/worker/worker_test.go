@@ -53,7 +53,7 @@ const dataset = `{"uid":"1","context":"c","statement":"positive: John said she l
 
 // dynalabServer is a real model server speaking the Dynalab protocol: it answers the label a
 // statement starts with, or "neutral".
-func dynalabServer(t *testing.T, calls *atomic.Int64) *httptest.Server {
+func dynalabServer(t testing.TB, calls *atomic.Int64) *httptest.Server {
 	answer := func(in map[string]any) map[string]any {
 		s, _ := in["statement"].(string)
 		label, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
