@@ -44,6 +44,9 @@ type authzFix struct {
 	explain, retract int64
 	flag, vote       int64
 	carolID          int64
+	published        int64 // a demo model of the sentiment task
+	alicesModel      int64 // alice's unpublished model of the sentiment task
+	fork, snapshot   string
 }
 
 func webAuthzCases(f *authzFix) map[string][]authzCase {
@@ -91,8 +94,34 @@ func webAuthzCases(f *authzFix) map[string][]authzCase {
 		"POST /tasks/{code}/rounds/{n}/models": {{path: "/tasks/sentiment/rounds/1/models", form: url.Values{"model": {"999999"}}, want: ownerBad}},
 		"GET /tasks/{code}/flagged":            {{path: "/tasks/sentiment/flagged", want: ownerPage}},
 		"POST /tasks/{code}/flagged/{id}":      {{path: fmt.Sprintf("/tasks/sentiment/flagged/%d", f.flag), form: url.Values{"label": {"correct"}}, want: ownerPost}},
-		"GET /admin/users":                     {{path: "/admin/users", want: [nroles]int{303, 403, 403, 403, 200}}},
-		"POST /admin/users/{id}/role":          {{path: fmt.Sprintf("/admin/users/%d/role", f.carolID), form: url.Values{"admin": {"false"}}, want: [nroles]int{303, 403, 403, 403, 303}}},
+		"GET /tasks/{code}/leaderboard": {{path: "/tasks/sentiment/leaderboard", want: all(200)},
+			{path: "/tasks/hidden/leaderboard", want: [nroles]int{404, 404, 404, 404, 200}}},
+		"POST /tasks/{code}/leaderboard/forks": {{path: "/tasks/sentiment/leaderboard/forks", form: url.Values{"name": {"f"}}, want: all(303)},
+			{path: "/tasks/hidden/leaderboard/forks", form: url.Values{"name": {"f"}}, want: [nroles]int{404, 404, 404, 404, 303}}},
+		"GET /tasks/{code}/leaderboard/forks/{slug}": {{path: "/tasks/sentiment/leaderboard/forks/" + f.fork, want: all(200)},
+			{path: "/tasks/nli/leaderboard/forks/" + f.fork, want: all(404)}},
+		"POST /tasks/{code}/leaderboard/snapshots": {{path: "/tasks/sentiment/leaderboard/snapshots", form: url.Values{"name": {"s"}}, want: ownerPost},
+			{path: "/tasks/hidden/leaderboard/snapshots", form: url.Values{"name": {"s"}}, want: [nroles]int{404, 404, 404, 404, 303}}},
+		"GET /tasks/{code}/leaderboard/snapshots/{slug}": {{path: "/tasks/sentiment/leaderboard/snapshots/" + f.snapshot, want: all(200)},
+			{path: "/tasks/hidden/leaderboard/snapshots/" + f.snapshot, want: [nroles]int{404, 404, 404, 404, 404}}},
+		"GET /compare": {{path: fmt.Sprintf("/compare?a=%d&b=%d", f.published, f.alicesModel), want: [nroles]int{404, 200, 404, 200, 200}}},
+		"GET /models/{id}": {{path: fmt.Sprintf("/models/%d", f.published), want: all(200)},
+			{path: fmt.Sprintf("/models/%d", f.alicesModel), want: [nroles]int{404, 200, 404, 200, 200}}},
+		"POST /models/{id}/publish": {{path: fmt.Sprintf("/models/%d/publish", f.alicesModel), form: url.Values{"published": {"false"}},
+			want: [nroles]int{303, 303, 404, 403, 303}}},
+		"POST /models/{id}/evaluate": {{path: fmt.Sprintf("/models/%d/evaluate", f.alicesModel), want: [nroles]int{303, 303, 404, 303, 303}}},
+		"GET /tasks/{code}/submit": {{path: "/tasks/sentiment/submit", want: [nroles]int{303, 200, 200, 200, 200}},
+			{path: "/tasks/hidden/submit", want: [nroles]int{303, 404, 404, 404, 200}}},
+		"POST /tasks/{code}/submit": {{path: "/tasks/sentiment/submit", form: url.Values{"name": {"m"}, "kind": {"dynalab"}, "url": {"nope"}},
+			want: [nroles]int{303, 422, 422, 422, 422}},
+			{path: "/tasks/hidden/submit", form: url.Values{"name": {"m"}, "kind": {"dynalab"}, "url": {"nope"}}, want: [nroles]int{303, 404, 404, 404, 422}}},
+		"GET /tasks/{code}/datasets": {{path: "/tasks/sentiment/datasets", want: all(200)},
+			{path: "/tasks/hidden/datasets", want: [nroles]int{404, 404, 404, 404, 200}}},
+		"POST /tasks/{code}/datasets": {{path: "/tasks/sentiment/datasets", form: url.Values{"name": {"x"}, "access": {"scoring"}, "jsonl": {"{}"}},
+			want: ownerBad},
+			{path: "/tasks/hidden/datasets", form: url.Values{"name": {"x"}, "access": {"scoring"}, "jsonl": {"{}"}}, want: [nroles]int{303, 404, 404, 404, 422}}},
+		"GET /admin/users":            {{path: "/admin/users", want: [nroles]int{303, 403, 403, 403, 200}}},
+		"POST /admin/users/{id}/role": {{path: fmt.Sprintf("/admin/users/%d/role", f.carolID), form: url.Values{"admin": {"false"}}, want: [nroles]int{303, 403, 403, 403, 303}}},
 	}
 }
 
@@ -131,6 +160,28 @@ func TestWebAuthz(t *testing.T) {
 	}
 	f := &authzFix{srv: srv, tokenID: tok.ID, explain: example("one"), retract: example("two"), flag: example("three"),
 		vote: example("four"), carolID: carol.ID}
+	// A published demo model, alice's unpublished model, a fork and a snapshot.
+	ms, err := srv.Service.TaskModels(ctx, nil, "sentiment")
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("demo models: %v", err)
+	}
+	f.published = ms[0].ID
+	am, err := srv.Service.RegisterModel(ctx, aliceUser, "sentiment", service.NewModel{Name: "alices-model", Kind: dynabench.KindDynalab,
+		URL: "http://127.0.0.1:9/predict"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Models.Set(am.ID, servertest.Says("positive", "positive", "negative", "neutral"))
+	f.alicesModel = am.ID
+	fk, err := srv.Service.CreateFork(ctx, aliceUser, "sentiment", "mine", service.LeaderboardQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := srv.Service.CreateSnapshot(ctx, adm, "sentiment", "now", service.LeaderboardQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.fork, f.snapshot = fk.Slug, sn.Slug
 	cases := webAuthzCases(f)
 	routes := srv.Web.Routes()
 	for _, r := range routes {

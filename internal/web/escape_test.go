@@ -2,11 +2,13 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/dynabench-go/dynabench"
 	"github.com/dynabench-go/dynabench/internal/server/servertest"
 )
 
@@ -44,6 +46,23 @@ func TestNoHTMLInjection(t *testing.T) {
 	pages["register error (username)"] = newVisitor(srv).post(t, "/register",
 		url.Values{"username": {evil}, "email": {"a@example.com"}, "password": {"password-123"}}).Body
 	pages["tag filter"] = alice.get(t, "/tasks/qa/create?tag="+url.QueryEscape(evil)).Body
+	// A published model whose name and card carry markup (the rules refuse such names; the store
+	// does not), and a scoring dataset named with markup: model page, leaderboard, datasets, submit.
+	qa := srv.Task(t, "qa")
+	m := &dynabench.Model{TaskID: qa.ID, UserID: srv.AdminID, Name: img, Kind: dynabench.KindDynalab, URL: "http://fake.invalid",
+		Card: "# Card\n" + evil, Published: true}
+	if err := srv.Service.Store.CreateModel(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	d := &dynabench.Dataset{TaskID: qa.ID, Name: evil, Access: dynabench.AccessScoring, SHA256: "00", Size: 1, CreatedBy: adm.ID}
+	if err := srv.Service.Store.SaveDataset(ctx, d, []*dynabench.DatasetExample{{UID: "u1",
+		Input: map[string]any{"question": "q", "context": "c"}, Gold: []string{"a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	pages["model page (name, card, dataset)"] = newVisitor(srv).get(t, fmt.Sprintf("/models/%d", m.ID)).Body
+	pages["leaderboard (pending model, dataset slider)"] = alice.get(t, "/tasks/qa/leaderboard").Body
+	pages["datasets page"] = alice.get(t, "/tasks/qa/datasets").Body
+	pages["submit page (model list)"] = alice.get(t, "/tasks/qa/submit").Body
 	for name, body := range pages {
 		if strings.Contains(body, evil) || strings.Contains(body, img) {
 			t.Errorf("%s: markup from input is not escaped:\n%s", name, body)

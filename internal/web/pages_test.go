@@ -27,6 +27,7 @@ type scenario struct {
 	text   []string // text present
 	noText []string // text absent
 	loc    string   // Location prefix
+	hxURL  string   // HX-Replace-Url prefix (htmx GETs)
 }
 
 // pagesFixture starts a server with the sentiment task's model replaced by one that always says
@@ -136,6 +137,7 @@ func TestPages(t *testing.T) {
 				{name: "flagged page", as: "admin", method: "GET", path: "/tasks/nli/flagged", status: 200, has: []string{"#no-flagged"}},
 				{name: "admin users", as: "admin", method: "GET", path: "/admin/users", status: 200, text: []string{"alice", "Make admin"}},
 			}
+			scenarios = append(scenarios, evalScenarios(t, srv)...)
 			for _, sc := range scenarios {
 				t.Run(sc.name, func(t *testing.T) { runScenario(t, vs[sc.as], sc) })
 			}
@@ -147,7 +149,11 @@ func TestPages(t *testing.T) {
 func runScenario(t *testing.T, v *visitor, sc scenario) {
 	t.Helper()
 	var p *page
-	if sc.method == http.MethodGet {
+	if sc.method == http.MethodGet && sc.htmx {
+		req, _ := http.NewRequest(http.MethodGet, v.srv.URL+sc.path, nil)
+		req.Header.Set("HX-Request", "true")
+		p = v.do(t, req)
+	} else if sc.method == http.MethodGet {
 		p = v.get(t, sc.path)
 	} else {
 		h := http.Header{}
@@ -158,6 +164,9 @@ func runScenario(t *testing.T, v *visitor, sc scenario) {
 	}
 	if p.Status != sc.status {
 		t.Fatalf("%s %s: status %d, want %d\n%s", sc.method, sc.path, p.Status, sc.status, p.Body)
+	}
+	if got := p.Header.Get("HX-Replace-Url"); sc.hxURL != "" && !strings.HasPrefix(got, sc.hxURL) {
+		t.Errorf("HX-Replace-Url %q, want prefix %q", got, sc.hxURL)
 	}
 	if sc.loc != "" && !strings.HasPrefix(p.Location, sc.loc) {
 		t.Errorf("Location %q, want prefix %q", p.Location, sc.loc)

@@ -4,6 +4,7 @@
 // - drafts: fields of a [data-draft] form are kept in sessionStorage, so reloads and errors lose nothing
 // - metadata fields with [data-when] are shown only for the verdict they apply to
 // - [data-confirm] forms ask before submitting
+// - range inputs with [data-output] show their value in the named element
 (function () {
   "use strict";
 
@@ -92,6 +93,13 @@
       form.addEventListener("change", function () { syncVerdict(form); });
     });
   }
+
+  // Weight sliders show their value next to their label.
+  document.addEventListener("input", function (ev) {
+    var out = ev.target.getAttribute && ev.target.getAttribute("data-output");
+    var el = out && document.getElementById(out);
+    if (el) { el.textContent = ev.target.value; }
+  });
 
   document.addEventListener("submit", function (ev) {
     var msg = ev.target.getAttribute && ev.target.getAttribute("data-confirm");
