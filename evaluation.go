@@ -152,3 +152,19 @@ type LeaderboardSnapshot struct {
 	Body      []byte // the leaderboard response as JSON
 	CreatedAt time.Time
 }
+
+// Release is a round's verified examples frozen as an immutable, versioned set of files.
+type Release struct {
+	ID          int64
+	TaskID      int64
+	RoundNumber int
+	Version     int
+	DatasetID   int64  // the test split's scoring dataset; 0 when the test split is empty
+	Dir         string // where the files are
+	Manifest    []byte // manifest.json
+	Datasheet   string
+	Canary      string
+	Public      bool // anyone may download its files
+	CreatedBy   int64
+	CreatedAt   time.Time
+}

@@ -147,6 +147,14 @@ type Store interface {
 	FindLeaderboardFork(ctx context.Context, slug string) (*LeaderboardFork, error)
 	CreateLeaderboardSnapshot(ctx context.Context, s *LeaderboardSnapshot) error
 	FindLeaderboardSnapshot(ctx context.Context, slug string) (*LeaderboardSnapshot, error)
+
+	// Releases. CreateRelease: ECONFLICT when the round already has that version.
+	CreateRelease(ctx context.Context, r *Release) error
+	FindReleases(ctx context.Context, taskID int64) ([]*Release, error)
+	SetReleasePublic(ctx context.Context, id int64, public bool) error
+	// InstallSecret is the install's secret (created on first use), the root of the keys that
+	// anonymise exports, split releases and make canaries.
+	InstallSecret(ctx context.Context) ([]byte, error)
 }
 
 // EvaluationFilter selects evaluations: of one model, of one dataset, or of every model of a task

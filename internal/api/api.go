@@ -146,6 +146,7 @@ func (s *Server) routes() {
 	s.modelDetailRoutes()
 	s.trainRoutes()
 	s.evaluationRoutes()
+	s.releaseRoutes()
 }
 
 // op describes one route for huma; security marks routes that need a token.

@@ -160,6 +160,15 @@ var authzMatrix = map[string]authzRow{
 	// Both models must be visible to the caller: alice's unpublished model is not, to bob.
 	"GET /api/v1/compare": {want: [numRoles]int{404, 200, 404, 200, 200}, id: "model", query: "?a={id}&b={id}"},
 
+	// Releases. Round 1 is open in these rows: owners pass authorization and are told to close it.
+	"POST /api/v1/tasks/{code}/rounds/{n}/release":                {want: ownerOnly(409), note: "409 = authorized, round still open"},
+	"GET /api/v1/tasks/{code}/rounds/{n}/export":                  {want: ownerOnly(409), query: "?format=csv", note: "409 = authorized, round still open"},
+	"GET /api/v1/tasks/{code}/releases":                           {want: all(200)},
+	"GET /api/v1/tasks/{code}/rounds/{n}/releases/{version}/file": {want: all(404), query: "?path=manifest.json", note: "no release exists in the fixture; TestReleaseCycle covers the files"},
+	"POST /api/v1/tasks/{code}/import": {want: ownerOnly(201), query: "?format=dynasent&name=dynasent-r1", body: func(*authzFixture, int) any {
+		return servertest.Raw{ContentType: "application/x-ndjson", Body: []byte(`{"text_id":"d1","sentence":"Nice.","gold_label":"positive"}` + "\n")}
+	}},
+
 	// The worker protocol. The fixture runs no in-process worker, so alice's job waits to be leased:
 	// by her worker (her model's job) or an admin's; nobody else has a job.
 	"POST /api/v1/jobs/lease": {want: [numRoles]int{401, 200, 204, 204, 200}, body: func(*authzFixture, int) any {
@@ -295,6 +304,8 @@ func (f *authzFixture) path(t *testing.T, route string, row authzRow) string {
 			return "ErrorModel"
 		case "{name}":
 			return "dev"
+		case "{version}":
+			return "1"
 		case "{slug}":
 			return f.ids[row.id]
 		case "{id}":

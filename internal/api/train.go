@@ -15,6 +15,8 @@ type trainInput struct {
 		SeedData *bool  `json:"seed_data,omitempty" doc:"Also train on the task's seed set when it has one (default true)"`
 		Seed     uint64 `json:"seed,omitempty" doc:"Random seed; the same data and seed give the same model"`
 		Publish  bool   `json:"publish,omitempty"`
+		// ReleasedOnly: only the train splits of the released rounds listed (never their dev or test).
+		ReleasedOnly bool `json:"released_only,omitempty" doc:"Train only on the train splits of the (released) rounds, never on their dev or test examples"`
 	}
 }
 
@@ -36,7 +38,7 @@ func (s *Server) trainRoutes() {
 			seedData = *in.Body.SeedData
 		}
 		m, art, err := s.svc.TrainModel(ctx, actor(ctx), in.Code, service.TrainRequest{Name: in.Body.Name,
-			Rounds: in.Body.Rounds, SeedData: seedData, Seed: in.Body.Seed, Publish: in.Body.Publish})
+			Rounds: in.Body.Rounds, SeedData: seedData, Seed: in.Body.Seed, Publish: in.Body.Publish, ReleasedOnly: in.Body.ReleasedOnly})
 		if err != nil {
 			return nil, err
 		}

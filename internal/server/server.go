@@ -134,6 +134,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 		}
 		return adapters.SpecFor(cfg), nil
 	}
+	svc.ReleaseDir = filepath.Join(cfg.dataDir(), "releases")
 	svc.Trainer = &service.Trainer{Blobs: blobs, SeedData: demoSeed, Version: cfg.Version}
 	if cfg.InsecureFastHashing {
 		svc.PasswordParams = secret.TestParams

@@ -58,13 +58,27 @@ func (s *Service) UploadDataset(ctx context.Context, actor *dynabench.User, code
 	if len(problems) > 0 {
 		return nil, dynabench.Invalid(problems)
 	}
-	cfg, err := s.Config(t)
+	d, all, err := s.prepareDataset(t, actor, nd)
 	if err != nil {
 		return nil, err
 	}
+	err = s.Store.InTx(ctx, func(tx dynabench.Store) error { return s.writeDataset(ctx, tx, t, d, all) })
+	if err != nil {
+		return nil, err
+	}
+	s.wakeWorkers()
+	return d, nil
+}
+
+// prepareDataset reads and checks a JSONL dataset and derives its perturbed copies.
+func (s *Service) prepareDataset(t *dynabench.Task, actor *dynabench.User, nd NewDataset) (*dynabench.Dataset, []*dynabench.DatasetExample, error) {
+	cfg, err := s.Config(t)
+	if err != nil {
+		return nil, nil, err
+	}
 	target, ok := primaryTarget(cfg)
 	if !ok {
-		return nil, dynabench.Errorf(dynabench.EINVALID, "the task config has no target field to score against")
+		return nil, nil, dynabench.Errorf(dynabench.EINVALID, "the task config has no target field to score against")
 	}
 	h := sha256.New()
 	var originals []*dynabench.DatasetExample
@@ -91,34 +105,33 @@ func (s *Service) UploadDataset(ctx context.Context, actor *dynabench.User, code
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(originals) == 0 {
-		return nil, dynabench.FieldErrorf(dynabench.EINVALID, "body", "no examples: send one JSON object per line")
+		return nil, nil, dynabench.FieldErrorf(dynabench.EINVALID, "body", "no examples: send one JSON object per line")
 	}
 	all, variants := perturbAll(cfg, originals, raws)
 	d := &dynabench.Dataset{TaskID: t.ID, Name: nd.Name, Access: nd.Access, RoundNumber: nd.RoundNumber,
 		SHA256: hex.EncodeToString(h.Sum(nil)), Size: len(originals), Variants: variants, CreatedBy: actor.ID}
-	err = s.Store.InTx(ctx, func(tx dynabench.Store) error {
-		if err := tx.SaveDataset(ctx, d, all); err != nil {
-			return err
-		}
-		models, err := tx.FindModels(ctx, t.ID)
-		if err != nil {
-			return err
-		}
-		for _, m := range models {
-			if err := s.queueEvaluations(ctx, tx, t, m, []*dynabench.Dataset{d}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	return d, all, nil
+}
+
+// writeDataset stores a prepared dataset (a new one, or a new version) in the caller's transaction
+// and queues every model of the task on it.
+func (s *Service) writeDataset(ctx context.Context, tx dynabench.Store, t *dynabench.Task, d *dynabench.Dataset, all []*dynabench.DatasetExample) error {
+	if err := tx.SaveDataset(ctx, d, all); err != nil {
+		return err
 	}
-	s.wakeWorkers()
-	return d, nil
+	models, err := tx.FindModels(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, m := range models {
+		if err := s.queueEvaluations(ctx, tx, t, m, []*dynabench.Dataset{d}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rawExample is a dataset line's context and input fields, before they become the model's input.

@@ -33,6 +33,8 @@ type Service struct {
 	// CheckModel builds a model's adapter without calling it, to refuse bad options at registration.
 	CheckModel func(ctx context.Context, m *dynabench.Model) error
 
+	// ReleaseDir is where released rounds' files are written ("" disables releases).
+	ReleaseDir string
 	// JobLease is how long a worker holds a job between heartbeats (default DefaultJobLease).
 	JobLease time.Duration
 	// RetryBackoff is the wait before a failed job's second attempt; it grows 4× per attempt

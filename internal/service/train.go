@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/dynabench-go/dynabench"
 	"github.com/dynabench-go/dynabench/internal/blob"
@@ -17,6 +19,9 @@ type TrainRequest struct {
 	Name     string
 	Rounds   []int // rounds whose verified examples to train on
 	SeedData bool  // also the task's seed set, when it has one (the demo tasks do)
+	// ReleasedOnly trains only on the train splits of released rounds, so the model never sees an
+	// example of a round's dev or test split (which it will be scored on).
+	ReleasedOnly bool
 	Seed     uint64
 	Publish  bool
 }
@@ -103,6 +108,27 @@ func (s *Service) trainingData(ctx context.Context, t *dynabench.Task, cfg *task
 		srcs, err := training.RoundSources(ctx, s.Store, cfg, rounds, nil)
 		if err != nil {
 			return data, err
+		}
+		if req.ReleasedOnly {
+			keep, released, err := s.releasedTrainFilter(ctx, t)
+			if err != nil {
+				return data, err
+			}
+			for i, r := range rounds {
+				if !slices.Contains(released, r.Number) {
+					return data, dynabench.FieldErrorf(dynabench.EINVALID, fmt.Sprintf("rounds[%d]", i),
+						"round %d is not released: release it first, or train without released_only", r.Number)
+				}
+				src := &srcs[i]
+				kept := src.Examples[:0]
+				for _, ex := range src.Examples {
+					id, err := strconv.ParseInt(strings.TrimPrefix(ex.Key, "example:"), 10, 64)
+					if err == nil && keep(r.Number, id) {
+						kept = append(kept, ex)
+					}
+				}
+				src.Examples, src.Name = kept, src.Name+":train"
+			}
 		}
 		data.Sources = append(data.Sources, srcs...)
 	}

@@ -242,3 +242,36 @@ func TestLeaderboardForksAndSnapshots(t *testing.T) {
 		wantEqual(t, "snapshot", []any{string(gs.Body), gs.Name, gs.CreatedAt}, []any{`{"rows":[]}`, "Before round 2", millis(testNow)})
 	})
 }
+
+func TestReleases(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		s := e.s
+		u := e.user(t)
+		tk := e.task(t)
+		secret, err := s.InstallSecret(ctx)
+		must(t, err)
+		again, err := s.InstallSecret(ctx)
+		must(t, err)
+		if len(secret) != 32 || string(secret) != string(again) {
+			t.Fatalf("the install secret is created once and kept: %x vs %x", secret, again)
+		}
+		d := &dynabench.Dataset{TaskID: tk.ID, Name: "round-1-test", Access: dynabench.AccessScoring, SHA256: "x", RoundNumber: 1}
+		must(t, s.SaveDataset(ctx, d, nil))
+		r := &dynabench.Release{TaskID: tk.ID, RoundNumber: 1, Version: 1, DatasetID: d.ID, Dir: "/r/1", Manifest: []byte(`{"a":1}`),
+			Datasheet: "# Sheet", Canary: "DYNABENCH CANARY GUID x", CreatedBy: u.ID}
+		must(t, s.CreateRelease(ctx, r))
+		wantCode(t, s.CreateRelease(ctx, &dynabench.Release{TaskID: tk.ID, RoundNumber: 1, Version: 1, Manifest: []byte(`{}`)}), dynabench.ECONFLICT)
+		must(t, s.SetReleasePublic(ctx, r.ID, true))
+		wantCode(t, s.SetReleasePublic(ctx, r.ID+99, true), dynabench.ENOTFOUND)
+		list, err := s.FindReleases(ctx, tk.ID)
+		must(t, err)
+		want := *r
+		want.Public, want.CreatedAt = true, millis(testNow)
+		wantEqual(t, "releases", list, []*dynabench.Release{&want})
+		// Deleting the dataset keeps the release (its files stand on their own).
+		must(t, s.DeleteDataset(ctx, d.ID))
+		list, err = s.FindReleases(ctx, tk.ID)
+		must(t, err)
+		wantEqual(t, "dataset gone", list[0].DatasetID, int64(0))
+	})
+}

@@ -62,7 +62,7 @@ func NoWorkers(c *server.Config) { c.Workers = 0 }
 // and shuts it down when t ends. Any 500 answer fails t: the API never answers 500 to input.
 func Start(t testing.TB, engine string, opts ...Option) *Server {
 	t.Helper()
-	cfg := server.Config{Addr: "127.0.0.1:0", DatabaseURL: sqlstoretest.URL(t, engine), Demo: true,
+	cfg := server.Config{Addr: "127.0.0.1:0", DatabaseURL: sqlstoretest.URL(t, engine), DataDir: t.TempDir(), Demo: true,
 		OpenRegistration: true, InsecureFastHashing: true, AdminPassword: AdminPassword, Version: "test", Workers: 1}
 	for _, o := range opts {
 		o(&cfg)

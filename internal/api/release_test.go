@@ -1,0 +1,143 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dynabench-go/dynabench/internal/server/servertest"
+	"github.com/dynabench-go/dynabench/internal/sqlstore/sqlstoretest"
+)
+
+// TestReleaseCycle: a round's verified examples are released only once the round is closed, as
+// files whose manifest adds up, with the test split joining the scoring datasets; exports never
+// carry a username; a model trained on released rounds sees only their train splits; an empty round
+// and bad imports are refused clearly.
+func TestReleaseCycle(t *testing.T) {
+	for _, engine := range sqlstoretest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			srv := servertest.Start(t, engine, servertest.NoDemo)
+			alice, bob := srv.User(t, "alice"), srv.User(t, "bob")
+			admin := srv.AdminToken
+			must := func(want int, method, path, token string, body any) *servertest.Response {
+				t.Helper()
+				r := srv.Do(t, method, path, token, body)
+				if r.Status != want {
+					t.Fatalf("%s %s: %d, want %d: %s", method, path, r.Status, want, r.Body)
+				}
+				return r
+			}
+			must(201, "POST", "/api/v1/tasks", admin, map[string]any{"code": "t1", "name": "T1", "config": sentimentConfig})
+			st := srv.Task(t, "t1").Settings
+			st.NumMatchingValidations = 1
+			must(200, "PUT", "/api/v1/tasks/t1/settings", admin, st)
+			model := srv.AddModel(t, "t1", "always-positive", servertest.Says("positive", sentimentLabels...))
+			must(200, "PUT", "/api/v1/tasks/t1/rounds/1/models", admin, map[string]any{"models": []string{fmt.Sprint(model)}})
+			var ctxs strings.Builder
+			for i := range 40 {
+				fmt.Fprintf(&ctxs, `{"context":{"context":"Scene %d."},"tag":"t%d"}`+"\n", i, i%3)
+			}
+			must(201, "POST", "/api/v1/tasks/t1/rounds/1/contexts", admin, ndjson(ctxs.String()))
+			for i := range 40 {
+				c := must(200, "GET", "/api/v1/tasks/t1/context", alice.Token, nil)
+				label := []string{"negative", "neutral"}[i%2]
+				ex := must(201, "POST", "/api/v1/tasks/t1/examples", alice.Token, map[string]any{"context_id": c.String("id"),
+					"input": map[string]any{"statement": fmt.Sprintf("%s statement number %d", label, i), "label": label}})
+				must(201, "POST", "/api/v1/examples/"+ex.String("example.id")+"/validations", bob.Token, map[string]any{"label": "correct"})
+			}
+
+			// The round is open: no release, no export.
+			if r := must(409, "POST", "/api/v1/tasks/t1/rounds/1/release", admin, nil); r.String("error.field") != "round" {
+				t.Fatalf("open round: %s", r.Body)
+			}
+			must(409, "GET", "/api/v1/tasks/t1/rounds/1/export", admin, nil)
+			must(201, "POST", "/api/v1/tasks/t1/rounds", admin, map[string]any{"models": []string{fmt.Sprint(model)}})
+
+			// Exports: every example, anonymised.
+			for _, format := range []string{"jsonl", "csv", "hf"} {
+				r := must(200, "GET", "/api/v1/tasks/t1/rounds/1/export?format="+format, admin, nil)
+				body := string(r.Body)
+				if strings.Contains(body, "alice") || strings.Contains(body, "bob") {
+					t.Fatalf("%s export names a user", format)
+				}
+				lines := strings.Count(strings.TrimSpace(body), "\n") + 1
+				if want := map[string]int{"jsonl": 40, "hf": 40, "csv": 41}[format]; lines != want {
+					t.Fatalf("%s export: %d lines, want %d", format, lines, want)
+				}
+				if format == "jsonl" && !strings.Contains(body, `"anon_uid"`) {
+					t.Fatalf("jsonl export without anon_uid: %.300s", body)
+				}
+			}
+			must(403, "GET", "/api/v1/tasks/t1/rounds/1/export", alice.Token, nil)
+
+			// The release.
+			r := must(201, "POST", "/api/v1/tasks/t1/rounds/1/release", admin, map[string]any{"ratios": map[string]any{"train": 0.5, "dev": 0.2, "test": 0.3}})
+			var rel struct {
+				Version  int    `json:"version"`
+				Dataset  string `json:"dataset"`
+				Canary   string `json:"canary"`
+				Files    string `json:"files"`
+				Manifest struct {
+					Splits []struct {
+						Name  string `json:"name"`
+						Count int    `json:"examples"`
+					} `json:"splits"`
+					Files []struct {
+						Path   string `json:"path"`
+						SHA256 string `json:"sha256"`
+					} `json:"files"`
+				} `json:"manifest"`
+			}
+			if err := json.Unmarshal(r.Body, &rel); err != nil {
+				t.Fatal(err)
+			}
+			total, test := 0, 0
+			for _, sp := range rel.Manifest.Splits {
+				total += sp.Count
+				if sp.Name == "test" {
+					test = sp.Count
+				}
+			}
+			if rel.Version != 1 || total != 40 || test == 0 || rel.Dataset != "round-1-test" || !strings.HasPrefix(rel.Canary, "DYNABENCH CANARY") {
+				t.Fatalf("release: %s", r.Body)
+			}
+			ds := must(200, "GET", "/api/v1/tasks/t1/datasets", admin, nil)
+			if ds.String("datasets[0].name") != "round-1-test" || ds.String("datasets[0].size") != fmt.Sprint(test) || ds.String("datasets[0].round") != "1" {
+				t.Fatalf("the test split as a scoring dataset: %s", ds.Body)
+			}
+			// Files: owners only (not public), and only the manifest's.
+			f := must(200, "GET", rel.Files+"data/test.jsonl", admin, nil)
+			if got := strings.Count(strings.TrimSpace(string(f.Body)), "\n") + 1; got != test || !strings.Contains(string(f.Body), rel.Canary) {
+				t.Fatalf("data/test.jsonl: %d lines, want %d", got, test)
+			}
+			must(404, "GET", rel.Files+"data/test.jsonl", alice.Token, nil)
+			must(404, "GET", rel.Files+"../../../../etc/passwd", admin, nil)
+			if again := must(201, "POST", "/api/v1/tasks/t1/rounds/1/release", admin, map[string]any{"ratios": map[string]any{"train": 0.5, "dev": 0.2, "test": 0.3}}); again.String("version") != "2" {
+				t.Fatalf("a second release is version 2: %s", again.Body)
+			}
+
+			// Training on released rounds uses their train splits only.
+			tr := must(201, "POST", "/api/v1/tasks/t1/models/train", admin, map[string]any{"name": "r1-train", "rounds": []int{1},
+				"seed_data": false, "released_only": true})
+			if !strings.Contains(string(tr.Body), "round:1:train") {
+				t.Fatalf("trained on: %s", tr.Body)
+			}
+			// Round 2 is open; round 3 closes it empty.
+			must(201, "POST", "/api/v1/tasks/t1/rounds", admin, map[string]any{"models": []string{fmt.Sprint(model)}})
+			if r := must(422, "POST", "/api/v1/tasks/t1/rounds/2/release", admin, nil); !strings.Contains(r.String("error.message"), "no verified examples") {
+				t.Fatalf("empty round: %s", r.Body)
+			}
+			must(422, "POST", "/api/v1/tasks/t1/models/train", admin, map[string]any{"name": "r2", "rounds": []int{2}, "seed_data": false, "released_only": true})
+
+			// Imports name the bad line.
+			bad := must(422, "POST", "/api/v1/tasks/t1/import?format=dynasent&name=ds", admin,
+				ndjson(`{"text_id":"1","sentence":"Good.","gold_label":"positive"}`+"\n"+`{"text_id":"2","sentence": 7, "gold_label":"positive"}`+"\n"))
+			if !strings.Contains(bad.String("error.field"), "2") {
+				t.Fatalf("bad import: %s", bad.Body)
+			}
+			srv.NoDrift(t)
+		})
+	}
+}
