@@ -22,8 +22,8 @@ type TrainRequest struct {
 	// ReleasedOnly trains only on the train splits of released rounds, so the model never sees an
 	// example of a round's dev or test split (which it will be scored on).
 	ReleasedOnly bool
-	Seed     uint64
-	Publish  bool
+	Seed         uint64
+	Publish      bool
 }
 
 // Trainer is what TrainModel needs beyond the store: where artifacts go and a task's seed data.
