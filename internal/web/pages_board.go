@@ -260,17 +260,26 @@ func (p *boardPage) table(b *service.Leaderboard) {
 	p.Chart = boardChart(b.Rows)
 }
 
-// metricValue formats a metric and its interval with the metric's unit.
+// metricValue formats a metric and its interval with the metric's unit. A measurement taken once
+// per dataset (throughput, memory) has no sampling interval: it is shown alone.
 func metricValue(v evaluation.MetricValue, unit string) boardValue {
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
-	switch unit {
-	case "%":
-		return boardValue{Value: f(v.Value) + "%", Interval: f(v.CI[0]) + "–" + f(v.CI[1]) + "%"}
-	case "GiB":
-		g := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
-		return boardValue{Value: g(v.Value) + " GiB", Interval: g(v.CI[0]) + "–" + g(v.CI[1]) + " GiB"}
+	prec := 1
+	switch {
+	case unit == "GiB":
+		prec = 2
+	case unit != "%" && v.Value >= 1000:
+		prec = 0
 	}
-	return boardValue{Value: f(v.Value) + " " + unit, Interval: f(v.CI[0]) + "–" + f(v.CI[1]) + " " + unit}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+	sep := " "
+	if unit == "%" {
+		sep = ""
+	}
+	out := boardValue{Value: f(v.Value) + sep + unit}
+	if f(v.CI[0]) != f(v.CI[1]) || f(v.CI[0]) != f(v.Value) {
+		out.Interval = f(v.CI[0]) + "–" + f(v.CI[1]) + sep + unit
+	}
+	return out
 }
 
 // createFork saves the posted weights as a fork and goes to its page.

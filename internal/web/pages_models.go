@@ -55,8 +55,7 @@ type partView struct {
 // metricLabels names the perf and delta metrics an evaluation reports.
 var metricLabels = map[string]string{
 	service.MetricAccuracy: "Accuracy", service.MetricMacroF1: "Macro F1", service.MetricSquadEM: "QA exact match",
-	service.MetricSquadF1: "QA F1", service.MetricRobustness: "Robustness (agreement under perturbation)",
-	service.MetricFairness: "Fairness (agreement under perturbation)",
+	service.MetricSquadF1: "QA F1", service.MetricRobustness: "Robustness", service.MetricFairness: "Fairness",
 }
 
 func metricLabel(name string) string {
@@ -137,7 +136,11 @@ func (ev *evalView) addScores(variant string, res *dynabench.EvalResult) {
 	if variant != dynabench.VariantOriginal {
 		return
 	}
-	ev.Scores = append(ev.Scores, scoreView{Label: "Throughput", Value: strconv.FormatFloat(res.ExamplesPerSecond, 'f', 1, 64) + " examples/s"})
+	prec := 1
+	if res.ExamplesPerSecond >= 1000 {
+		prec = 0
+	}
+	ev.Scores = append(ev.Scores, scoreView{Label: "Throughput", Value: strconv.FormatFloat(res.ExamplesPerSecond, 'f', prec, 64) + " examples/s"})
 	mem := "not measured"
 	if res.MemoryGiB != nil {
 		mem = strconv.FormatFloat(*res.MemoryGiB, 'f', 2, 64) + " GiB"
