@@ -161,9 +161,13 @@ var authzMatrix = map[string]authzRow{
 	"GET /api/v1/compare": {want: [numRoles]int{404, 200, 404, 200, 200}, id: "model", query: "?a={id}&b={id}"},
 
 	// Releases. Round 1 is open in these rows: owners pass authorization and are told to close it.
-	"POST /api/v1/tasks/{code}/rounds/{n}/release":                {want: ownerOnly(409), note: "409 = authorized, round still open"},
-	"GET /api/v1/tasks/{code}/rounds/{n}/export":                  {want: ownerOnly(409), query: "?format=csv", note: "409 = authorized, round still open"},
-	"GET /api/v1/tasks/{code}/releases":                           {want: all(200)},
+	"POST /api/v1/tasks/{code}/rounds/{n}/release": {want: ownerOnly(409), note: "409 = authorized, round still open"},
+	"GET /api/v1/tasks/{code}/rounds/{n}/export":   {want: ownerOnly(409), query: "?format=csv", note: "409 = authorized, round still open"},
+	"GET /api/v1/tasks/{code}/releases":            {want: all(200)},
+	"GET /api/v1/tasks/{code}/cycle":               {want: all(200)},
+	"PUT /api/v1/tasks/{code}/rounds/{n}/releases/{version}/public": {want: [numRoles]int{401, 403, 403, 404, 404}, body: func(*authzFixture, int) any {
+		return map[string]any{"public": true}
+	}, note: "owners pass authorization and find no release in the fixture"},
 	"GET /api/v1/tasks/{code}/rounds/{n}/releases/{version}/file": {want: all(404), query: "?path=manifest.json", note: "no release exists in the fixture; TestReleaseCycle covers the files"},
 	"POST /api/v1/tasks/{code}/import": {want: ownerOnly(201), query: "?format=dynasent&name=dynasent-r1", body: func(*authzFixture, int) any {
 		return servertest.Raw{ContentType: "application/x-ndjson", Body: []byte(`{"text_id":"d1","sentence":"Nice.","gold_label":"positive"}` + "\n")}

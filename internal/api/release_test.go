@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynabench-go/dynabench/internal/server/servertest"
 	"github.com/dynabench-go/dynabench/internal/sqlstore/sqlstoretest"
@@ -116,6 +117,20 @@ func TestReleaseCycle(t *testing.T) {
 			must(404, "GET", rel.Files+"../../../../etc/passwd", admin, nil)
 			if again := must(201, "POST", "/api/v1/tasks/t1/rounds/1/release", admin, map[string]any{"ratios": map[string]any{"train": 0.5, "dev": 0.2, "test": 0.3}}); again.String("version") != "2" {
 				t.Fatalf("a second release is version 2: %s", again.Body)
+			}
+
+			// The cycle view: round 1's model in the loop (always "positive") scored on round 1's test
+			// split, whose labels are negative and neutral: 0%, once the worker ran it.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				c := must(200, "GET", "/api/v1/tasks/t1/cycle", "", nil)
+				if c.String("rounds[0].scores.1") == "0" && c.String("tested[0]") == "1" && c.String("metric") == "macro_f1" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("cycle: %s", c.Body)
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
 
 			// Training on released rounds uses their train splits only.

@@ -142,6 +142,24 @@ func (s *Server) releaseRoutes() {
 			}
 			return &datasetOutput{Status: http.StatusCreated, Body: datasetJSON(d)}, nil
 		})
+	register(s, op(http.MethodPut, "/api/v1/tasks/{code}/rounds/{n}/releases/{version}/public", "setReleasePublic",
+		"Let anyone download a release's files, or stop it (owners)", tags, true, 403, 404),
+		func(ctx context.Context, in *publicInput) (*releaseOutput, error) {
+			r, err := s.svc.SetReleasePublic(ctx, actor(ctx), in.Code, in.Number, in.Version, in.Body.Public)
+			if err != nil {
+				return nil, err
+			}
+			return &releaseOutput{Status: http.StatusOK, Body: releaseJSON(in.Code, r, "")}, nil
+		})
+	register(s, op(http.MethodGet, "/api/v1/tasks/{code}/cycle", "getCycle",
+		"The retraining cycle: per round, its vMER and its loop model's perf metric on each released round's test split", tags, false, 404),
+		func(ctx context.Context, in *codePath) (*cycleOutput, error) {
+			c, err := s.svc.RoundCycle(ctx, actor(ctx), in.Code)
+			if err != nil {
+				return nil, err
+			}
+			return &cycleOutput{Body: c}, nil
+		})
 	// Streaming routes: plain handlers on the API mux, documented in the OpenAPI description.
 	exp := op(http.MethodGet, "/api/v1/tasks/{code}/rounds/{n}/export", "exportRound",
 		"A closed round's examples with validations, contributors anonymised (owners): format jsonl (Dynabench's export), csv or hf", tags, true, 403, 404, 409, 422)
@@ -182,6 +200,19 @@ func (s *Server) releaseRoutes() {
 			io.Copy(hctx.BodyWriter(), f)
 		}}, nil
 	})
+}
+
+type publicInput struct {
+	Code    string `path:"code" maxLength:"64"`
+	Number  int    `path:"n" minimum:"1"`
+	Version int    `path:"version" minimum:"1"`
+	Body    struct {
+		Public bool `json:"public" doc:"Anyone may download the release's files"`
+	}
+}
+
+type cycleOutput struct {
+	Body *service.Cycle
 }
 
 type releaseFileInput struct {

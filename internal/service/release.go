@@ -454,3 +454,114 @@ func (s *Service) releasedTrainFilter(ctx context.Context, t *dynabench.Task) (f
 		return split == release.Train
 	}, rounds, nil
 }
+
+// SetReleasePublic lets anyone download a release's files, or stops it (owners).
+func (s *Service) SetReleasePublic(ctx context.Context, actor *dynabench.User, code string, n, version int, public bool) (*dynabench.Release, error) {
+	t, err := s.Task(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireOwner(ctx, actor, t); err != nil {
+		return nil, err
+	}
+	rels, err := s.Store.FindReleases(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rels {
+		if r.RoundNumber == n && r.Version == version {
+			if err := s.Store.SetReleasePublic(ctx, r.ID, public); err != nil {
+				return nil, err
+			}
+			r.Public = public
+			return r, nil
+		}
+	}
+	return nil, dynabench.FieldErrorf(dynabench.ENOTFOUND, "version", "no release %d of round %d", version, n)
+}
+
+// CycleRound is one round of the retraining cycle: its stats, the models in its loop, and how the
+// first of them scores on every released round's test split.
+type CycleRound struct {
+	Round  int          `json:"round"`
+	Status string       `json:"status"`
+	VMER   float64      `json:"vmer"`
+	MER    float64      `json:"mer"`
+	Models []BoardModel `json:"models"`
+	// Scores[j] is the loop model's perf metric (percent) on round j's test split; absent while not
+	// scored (or when that round has no released test split).
+	Scores map[int]float64 `json:"scores"`
+}
+
+// Cycle is the "each round harder" view of a task: per round, its target model's perf metric on each
+// round's test split, and the round's vMER.
+type Cycle struct {
+	Metric string       `json:"metric"`
+	Tested []int        `json:"tested" doc:"Rounds with a released test split"`
+	Rounds []CycleRound `json:"rounds"`
+}
+
+// RoundCycle computes the cycle view from the rounds, their models and completed evaluations.
+func (s *Service) RoundCycle(ctx context.Context, actor *dynabench.User, code string) (*Cycle, error) {
+	t, err := s.VisibleTask(ctx, actor, code)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.Config(t)
+	if err != nil {
+		return nil, err
+	}
+	metas, err := metricMetas(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rounds, err := s.Store.FindRounds(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	datasets, err := s.Store.FindDatasets(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	testOf := map[int]*dynabench.Dataset{}
+	c := &Cycle{Metric: metas[0].Name, Rounds: []CycleRound{}, Tested: []int{}}
+	for _, d := range datasets {
+		if d.RoundNumber > 0 && d.Name == fmt.Sprintf("round-%d-test", d.RoundNumber) {
+			testOf[d.RoundNumber] = d
+		}
+	}
+	for _, r := range rounds {
+		if testOf[r.Number] != nil {
+			c.Tested = append(c.Tested, r.Number)
+		}
+	}
+	for _, r := range rounds {
+		cr := CycleRound{Round: r.Number, Status: r.Status, VMER: r.Stats.VMER, MER: r.Stats.MER, Scores: map[int]float64{}, Models: []BoardModel{}}
+		for i, id := range r.ModelIDs {
+			m, err := s.Store.FindModelByID(ctx, id)
+			if err != nil {
+				continue
+			}
+			cr.Models = append(cr.Models, BoardModel{m.ID, m.Name})
+			if i > 0 {
+				continue
+			}
+			evs, err := s.Store.FindEvaluations(ctx, dynabench.EvaluationFilter{ModelID: m.ID})
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range evs {
+				for j, d := range testOf {
+					if e.DatasetID == d.ID && e.Variant == dynabench.VariantOriginal && e.Status == dynabench.EvalCompleted &&
+						e.DatasetVersion == d.Version && e.Result != nil {
+						if v, ok := e.Result.Metrics[c.Metric]; ok {
+							cr.Scores[j] = v
+						}
+					}
+				}
+			}
+		}
+		c.Rounds = append(c.Rounds, cr)
+	}
+	return c, nil
+}
