@@ -14,7 +14,7 @@ import (
 // TaskModels lists the task's models the actor may see: published ones, and all of them for owners
 // and for the models' own registrants.
 func (s *Service) TaskModels(ctx context.Context, actor *dynabench.User, code string) ([]*dynabench.Model, error) {
-	t, err := s.Task(ctx, code)
+	t, err := s.VisibleTask(ctx, actor, code)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (s *Service) RegisterModel(ctx context.Context, actor *dynabench.User, code
 	if err := requireUser(actor); err != nil {
 		return nil, err
 	}
-	t, err := s.Task(ctx, code)
+	t, err := s.VisibleTask(ctx, actor, code)
 	if err != nil {
 		return nil, err
 	}
