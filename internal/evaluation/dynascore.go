@@ -200,12 +200,19 @@ func (s *scorer) score(x []float64, out []float64) {
 	}
 	// Dynascore_i = Σ_k w_k · Y[i,k] / |AMRS_k|, NaN → 0. NaN propagates
 	// through the sum (Dynaboard adds pandas Series term by term), so a
-	// single NaN term zeroes the score. ±Inf (e.g. a metric identical
-	// for every model but non-zero, hence AMRS 0) is kept, as Dynaboard
-	// does.
+	// single NaN term zeroes the score. One deliberate departure: a metric
+	// with AMRS 0 (equal for every pair of consecutive models that passed
+	// the noise cut) cannot be converted into perf units and contributes
+	// nothing, where Dynaboard divides a non-zero value by zero and gives
+	// every model ±Inf (a zero value still gives 0/0 = NaN, as Dynaboard),
+	// which ranks nothing. Bootstrap resamples meet this case often (a few
+	// consecutive pairs with equal robustness, say).
 	for i := 0; i < n; i++ {
 		sc := 0.0
 		for k := 0; k < m; k++ {
+			if s.absAMRS[k] == 0 && s.w[k] != 0 && y[i*m+k] != 0 && !math.IsNaN(y[i*m+k]) {
+				continue
+			}
 			sc += y[i*m+k] / s.absAMRS[k] * s.w[k]
 		}
 		if math.IsNaN(sc) {

@@ -198,13 +198,15 @@ func TestDynascoreNegativeDirectionPerf(t *testing.T) {
 // With the value 0 for everyone, 0/0 = NaN and every score becomes 0
 // (Dynaboard's comment: "if, for any metric, all models on the
 // leaderboard have that metric as 0 ... dynascores will be nan"). With a
-// non-zero common value, Y/0 = +Inf and Dynaboard keeps +Inf.
+// non-zero common value Dynaboard gets Y/0 = +Inf for every model; we
+// leave that metric's term out instead, so the scores are the perf term:
+// w_p·Y_p with the perf weight normalised against both weights.
 func TestDynascoreConstantMetric(t *testing.T) {
 	thr := MetricMeta{Name: "examples_per_second", Direction: 1, Weight: 1}
 	for _, c := range []struct {
 		v    float64
 		want float64
-	}{{0, 0}, {10, math.Inf(1)}} {
+	}{{0, 0}, {10, -1}} {
 		res, err := Dynascore(Table{
 			Models: []string{"A", "B"}, Datasets: []string{"d"},
 			Metrics: []MetricMeta{accMeta, thr},
@@ -216,9 +218,14 @@ func TestDynascoreConstantMetric(t *testing.T) {
 		if res.AMRS[1] != 0 {
 			t.Errorf("v=%v: AMRS = %v", c.v, res.AMRS)
 		}
+		wp := accMeta.Weight / (accMeta.Weight + thr.Weight)
 		for i, s := range res.Scores {
-			if s != c.want {
-				t.Errorf("v=%v: score %d = %v, want %v", c.v, i, s, c.want)
+			want := c.want
+			if want < 0 {
+				want = wp * []float64{0.6, 0.8}[i]
+			}
+			if !near(s, want) {
+				t.Errorf("v=%v: score %d = %v, want %v", c.v, i, s, want)
 			}
 		}
 	}

@@ -390,9 +390,14 @@ func (s *Service) computeLeaderboard(ctx context.Context, t *dynabench.Task, q L
 	if err != nil {
 		return nil, fmt.Errorf("leaderboard %s: %w", t.Code, err)
 	}
-	// A metric with the same value for every ranked model has AMRS 0, and Dynaboard's formula then
-	// gives every model +Inf. It cannot separate the models anyway: leave it out, say so, recompute.
-	if !finiteBoard(lb) {
+	// A metric with the same value for every ranked model has AMRS 0: Dynaboard's formula would give
+	// every model +Inf, and it cannot separate the models anyway. Leave it out, say so, recompute, so
+	// that the metrics listed are exactly those the Dynascores were computed from.
+	constant := false
+	for k, mm := range in.Metrics {
+		constant = constant || (k > 0 && lb.AMRS[k] == 0 && mm.Weight > 0)
+	}
+	if constant {
 		var keep []int
 		for k, mm := range in.Metrics {
 			if k > 0 && lb.AMRS[k] == 0 && mm.Weight > 0 {
@@ -406,9 +411,9 @@ func (s *Service) computeLeaderboard(ctx context.Context, t *dynabench.Task, q L
 		if lb, err = evaluation.ComputeLeaderboard(in, evaluation.BootstrapOptions{Seed: LeaderboardSeed}); err != nil {
 			return nil, fmt.Errorf("leaderboard %s: %w", t.Code, err)
 		}
-		if !finiteBoard(lb) {
-			return nil, fmt.Errorf("leaderboard %s: the Dynascore is not finite", t.Code)
-		}
+	}
+	if !finiteBoard(lb) {
+		return nil, fmt.Errorf("leaderboard %s: the Dynascore is not finite", t.Code)
 	}
 	names := map[string]*dynabench.Model{}
 	for _, m := range ranked {
