@@ -38,7 +38,9 @@ round's model to be evaluated on every round's test split.
 
 The task must be at round 1: run it on a fresh server (an empty --data-dir). Progress goes to
 stderr; the tables (vMER per round; each round's model on each round's test split) to stdout as
-markdown. The same seed on a fresh server gives the same run.`,
+markdown. The scripted annotators are deterministic for a seed, but two fresh servers still differ:
+the server breaks ties between least-used contexts at random, and each install splits releases
+with its own secret key (see docs/SIMULATION.md).`,
 		Example: `  dynabench serve --data-dir /tmp/simdata --addr 127.0.0.1:18777 &
   dynabench simulate --server http://127.0.0.1:18777 --admin-password "$DYNABENCH_ADMIN_PASSWORD" --task nli,sentiment --rounds 3`,
 		Args: cobra.NoArgs,
