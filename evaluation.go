@@ -116,7 +116,8 @@ type Job struct {
 	LeaseOwner     string
 	LeaseUntil     time.Time
 	LastError      string
-	UserID         int64 // whose work it is (a model's owner); remote workers lease only their own
+	Result         []byte // JSON the job's runner writes as it goes (a cycle's progress)
+	UserID         int64  // whose work it is (a model's owner); remote workers lease only their own
 	TaskID         int64
 	CreatedAt      time.Time
 	UpdatedAt      time.Time

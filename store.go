@@ -141,6 +141,8 @@ type Store interface {
 	FinishJob(ctx context.Context, id int64, owner, state, lastError string, runAfter time.Time) error
 	FindJob(ctx context.Context, id int64) (*Job, error)
 	FindJobByKey(ctx context.Context, key string) (*Job, error)
+	// SetJobProgress stores progress (as JSON) in the job's Result under the owner's lease.
+	SetJobProgress(ctx context.Context, id int64, owner string, progress any) error
 
 	// Leaderboard forks (saved weights) and snapshots (frozen standings); ECONFLICT on a taken slug.
 	CreateLeaderboardFork(ctx context.Context, f *LeaderboardFork) error

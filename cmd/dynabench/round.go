@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,12 +50,13 @@ func roundNextCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "next",
 		Short: "Close the current round and open the next; with --retrain, release it and put a model trained on every released round in the loop",
-		Long: `Closes the task's current round by opening the next one. With --retrain it then:
+		Long: `Closes the task's current round by opening the next one, as a job on the server. With
+--retrain the job then:
   1. releases the closed round (splits, manifest, datasheet; its test split becomes a scoring dataset),
   2. trains a built-in model on the seed set plus the train splits of every released round,
-  3. publishes it and puts it in the loop of the new round,
-  4. follows its evaluation (queued as jobs) on every dataset, each round's test split included,
-and prints the new model's scores per round. Each step is shown as it happens.`,
+  3. publishes it and puts it in the loop of the new round;
+and this command follows the new model's evaluation (queued as jobs) on every dataset, each round's
+test split included, and prints its scores. Each step is shown as the job reports it.`,
 		Example: `  dynabench round next --task nli --retrain --token dbt_...`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,7 +66,45 @@ and prints the new model's scores per round. Each step is shown as it happens.`,
 			}
 			ctx := cmd.Context()
 			out := cmd.ErrOrStderr()
-			step := func(format string, args ...any) { fmt.Fprintf(out, "• "+format+"\n", args...) }
+			var job struct {
+				ID        string `json:"id"`
+				State     string `json:"state"`
+				LastError string `json:"last_error"`
+				Progress  []struct {
+					Step, Message string
+				} `json:"progress"`
+			}
+			if err := r.Call(ctx, http.MethodPost, "/api/v1/tasks/"+task+"/rounds/cycle",
+				map[string]any{"retrain": retrain, "seed_data": seedData}, &job); err != nil {
+				return explain(err)
+			}
+			fmt.Fprintf(out, "cycle job %s queued\n", job.ID)
+			shown := 0
+			for {
+				if err := r.Call(ctx, http.MethodGet, "/api/v1/jobs/"+job.ID, nil, &job); err != nil {
+					return explain(err)
+				}
+				for _, p := range job.Progress[min(shown, len(job.Progress)):] {
+					fmt.Fprintf(out, "• %-8s %s\n", p.Step, p.Message)
+				}
+				shown = max(shown, len(job.Progress))
+				switch job.State {
+				case "done":
+				case "parked":
+					return fmt.Errorf("the cycle stopped: %s", job.LastError)
+				default:
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(300 * time.Millisecond):
+					}
+					continue
+				}
+				break
+			}
+			if !retrain {
+				return nil
+			}
 			var t taskView
 			if err := r.Call(ctx, http.MethodGet, "/api/v1/tasks/"+task, nil, &t); err != nil {
 				return explain(err)
@@ -75,62 +113,12 @@ and prints the new model's scores per round. Each step is shown as it happens.`,
 			if err := r.Call(ctx, http.MethodGet, fmt.Sprintf("/api/v1/tasks/%s/rounds/%d", task, t.CurrentRound), nil, &cur); err != nil {
 				return explain(err)
 			}
-			var next roundView
-			if err := r.Call(ctx, http.MethodPost, "/api/v1/tasks/"+task+"/rounds", map[string]any{"models": cur.Models}, &next); err != nil {
-				return explain(err)
+			if len(cur.Models) == 0 {
+				return errors.New("the new round has no model in the loop")
 			}
-			step("round %d closed (%d examples, %d verified fooling, vMER %.1f%%); round %d open", cur.Number, cur.Stats.Collected,
-				cur.Stats.VerifiedFooled, 100*cur.Stats.VMER, next.Number)
-			if !retrain {
-				return nil
-			}
-			var rel struct {
-				Version int    `json:"version"`
-				Dataset string `json:"dataset"`
-			}
-			if err := r.Call(ctx, http.MethodPost, fmt.Sprintf("/api/v1/tasks/%s/rounds/%d/release", task, cur.Number), nil, &rel); err != nil {
-				return explain(err)
-			}
-			step("round %d released as version %d (test split: dataset %q)", cur.Number, rel.Version, rel.Dataset)
-			var rels struct {
-				Releases []struct {
-					Round int `json:"round"`
-				} `json:"releases"`
-			}
-			if err := r.Call(ctx, http.MethodGet, "/api/v1/tasks/"+task+"/releases", nil, &rels); err != nil {
-				return explain(err)
-			}
-			seen := map[int]bool{}
-			var rounds []int
-			for _, x := range rels.Releases {
-				if !seen[x.Round] {
-					seen[x.Round] = true
-					rounds = append(rounds, x.Round)
-				}
-			}
-			sort.Ints(rounds)
-			step("training a built-in model on %s released rounds %v (train splits only)", map[bool]string{true: "the seed set and", false: "the"}[seedData], rounds)
-			var trained struct {
-				Model struct {
-					ID   string `json:"id"`
-					Name string `json:"name"`
-				} `json:"model"`
-			}
-			name := fmt.Sprintf("%s-builtin-r%d", task, next.Number)
-			t0 := time.Now()
-			if err := r.Call(ctx, http.MethodPost, "/api/v1/tasks/"+task+"/models/train",
-				map[string]any{"name": name, "rounds": rounds, "seed_data": seedData, "released_only": true, "publish": true}, &trained); err != nil {
-				return explain(err)
-			}
-			step("trained %s (model %s) in %s", trained.Model.Name, trained.Model.ID, time.Since(t0).Round(time.Millisecond))
-			if err := r.Call(ctx, http.MethodPut, fmt.Sprintf("/api/v1/tasks/%s/rounds/%d/models", task, next.Number),
-				map[string]any{"models": []string{trained.Model.ID}}, nil); err != nil {
-				return explain(err)
-			}
-			step("model %s is in the loop of round %d", trained.Model.Name, next.Number)
 			wctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
-			m, err := followEvaluation(wctx, r, trained.Model.ID, out)
+			m, err := followEvaluation(wctx, r, cur.Models[0], out)
 			if err != nil {
 				return err
 			}

@@ -165,6 +165,12 @@ var authzMatrix = map[string]authzRow{
 	"GET /api/v1/tasks/{code}/rounds/{n}/export":   {want: ownerOnly(409), query: "?format=csv", note: "409 = authorized, round still open"},
 	"GET /api/v1/tasks/{code}/releases":            {want: all(200)},
 	"GET /api/v1/tasks/{code}/cycle":               {want: all(200)},
+	// The job is queued, not run: the fixture has no in-process workers.
+	"POST /api/v1/tasks/{code}/rounds/cycle": {want: ownerOnly(202), body: func(*authzFixture, int) any {
+		return map[string]any{"retrain": true}
+	}},
+	// Alice's model's evaluation job: hers, and the task's owners'.
+	"GET /api/v1/jobs/{id}": {want: [numRoles]int{401, 200, 404, 200, 200}, id: "job"},
 	"PUT /api/v1/tasks/{code}/rounds/{n}/releases/{version}/public": {want: [numRoles]int{401, 403, 403, 404, 404}, body: func(*authzFixture, int) any {
 		return map[string]any{"public": true}
 	}, note: "owners pass authorization and find no release in the fixture"},

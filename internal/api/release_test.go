@@ -11,6 +11,44 @@ import (
 	"github.com/dynabench-go/dynabench/internal/sqlstore/sqlstoretest"
 )
 
+// roundOneFixture starts a server with task t1, a fake model in the loop that always answers
+// "positive", and 40 examples in round 1 (labelled negative and neutral, so each fools the model),
+// each verified by one matching vote.
+func roundOneFixture(t *testing.T, engine string) (*servertest.Server, int64, func(want int, method, path, token string, body any) *servertest.Response) {
+	t.Helper()
+	srv := servertest.Start(t, engine, servertest.NoDemo)
+	alice, bob := srv.User(t, "alice"), srv.User(t, "bob")
+	admin := srv.AdminToken
+	must := func(want int, method, path, token string, body any) *servertest.Response {
+		t.Helper()
+		r := srv.Do(t, method, path, token, body)
+		if r.Status != want {
+			t.Fatalf("%s %s: %d, want %d: %s", method, path, r.Status, want, r.Body)
+		}
+		return r
+	}
+	must(201, "POST", "/api/v1/tasks", admin, map[string]any{"code": "t1", "name": "T1", "config": sentimentConfig})
+	st := srv.Task(t, "t1").Settings
+	st.NumMatchingValidations = 1
+	must(200, "PUT", "/api/v1/tasks/t1/settings", admin, st)
+	model := srv.AddModel(t, "t1", "always-positive", servertest.Says("positive", sentimentLabels...))
+	must(200, "PUT", "/api/v1/tasks/t1/rounds/1/models", admin, map[string]any{"models": []string{fmt.Sprint(model)}})
+	var ctxs strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&ctxs, `{"context":{"context":"Scene %d."},"tag":"t%d"}`+"\n", i, i%3)
+	}
+	must(201, "POST", "/api/v1/tasks/t1/rounds/1/contexts", admin, ndjson(ctxs.String()))
+	for i := range 40 {
+		c := must(200, "GET", "/api/v1/tasks/t1/context", alice.Token, nil)
+		label := []string{"negative", "neutral"}[i%2]
+		ex := must(201, "POST", "/api/v1/tasks/t1/examples", alice.Token, map[string]any{"context_id": c.String("id"),
+			"input": map[string]any{"statement": fmt.Sprintf("%s statement number %d", label, i), "label": label}})
+		must(201, "POST", "/api/v1/examples/"+ex.String("example.id")+"/validations", bob.Token, map[string]any{"label": "correct"})
+	}
+
+	return srv, model, must
+}
+
 // TestReleaseCycle: a round's verified examples are released only once the round is closed, as
 // files whose manifest adds up, with the test split joining the scoring datasets; exports never
 // carry a username; a model trained on released rounds sees only their train splits; an empty round
@@ -19,36 +57,9 @@ func TestReleaseCycle(t *testing.T) {
 	for _, engine := range sqlstoretest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			srv := servertest.Start(t, engine, servertest.NoDemo)
-			alice, bob := srv.User(t, "alice"), srv.User(t, "bob")
+			srv, model, must := roundOneFixture(t, engine)
 			admin := srv.AdminToken
-			must := func(want int, method, path, token string, body any) *servertest.Response {
-				t.Helper()
-				r := srv.Do(t, method, path, token, body)
-				if r.Status != want {
-					t.Fatalf("%s %s: %d, want %d: %s", method, path, r.Status, want, r.Body)
-				}
-				return r
-			}
-			must(201, "POST", "/api/v1/tasks", admin, map[string]any{"code": "t1", "name": "T1", "config": sentimentConfig})
-			st := srv.Task(t, "t1").Settings
-			st.NumMatchingValidations = 1
-			must(200, "PUT", "/api/v1/tasks/t1/settings", admin, st)
-			model := srv.AddModel(t, "t1", "always-positive", servertest.Says("positive", sentimentLabels...))
-			must(200, "PUT", "/api/v1/tasks/t1/rounds/1/models", admin, map[string]any{"models": []string{fmt.Sprint(model)}})
-			var ctxs strings.Builder
-			for i := range 40 {
-				fmt.Fprintf(&ctxs, `{"context":{"context":"Scene %d."},"tag":"t%d"}`+"\n", i, i%3)
-			}
-			must(201, "POST", "/api/v1/tasks/t1/rounds/1/contexts", admin, ndjson(ctxs.String()))
-			for i := range 40 {
-				c := must(200, "GET", "/api/v1/tasks/t1/context", alice.Token, nil)
-				label := []string{"negative", "neutral"}[i%2]
-				ex := must(201, "POST", "/api/v1/tasks/t1/examples", alice.Token, map[string]any{"context_id": c.String("id"),
-					"input": map[string]any{"statement": fmt.Sprintf("%s statement number %d", label, i), "label": label}})
-				must(201, "POST", "/api/v1/examples/"+ex.String("example.id")+"/validations", bob.Token, map[string]any{"label": "correct"})
-			}
-
+			carol := srv.User(t, "carol") // neither owner nor contributor
 			// The round is open: no release, no export.
 			if r := must(409, "POST", "/api/v1/tasks/t1/rounds/1/release", admin, nil); r.String("error.field") != "round" {
 				t.Fatalf("open round: %s", r.Body)
@@ -71,7 +82,7 @@ func TestReleaseCycle(t *testing.T) {
 					t.Fatalf("jsonl export without anon_uid: %.300s", body)
 				}
 			}
-			must(403, "GET", "/api/v1/tasks/t1/rounds/1/export", alice.Token, nil)
+			must(403, "GET", "/api/v1/tasks/t1/rounds/1/export", carol.Token, nil)
 
 			// The release.
 			r := must(201, "POST", "/api/v1/tasks/t1/rounds/1/release", admin, map[string]any{"ratios": map[string]any{"train": 0.5, "dev": 0.2, "test": 0.3}})
@@ -113,7 +124,7 @@ func TestReleaseCycle(t *testing.T) {
 			if got := strings.Count(strings.TrimSpace(string(f.Body)), "\n") + 1; got != test || !strings.Contains(string(f.Body), rel.Canary) {
 				t.Fatalf("data/test.jsonl: %d lines, want %d", got, test)
 			}
-			must(404, "GET", rel.Files+"data/test.jsonl", alice.Token, nil)
+			must(404, "GET", rel.Files+"data/test.jsonl", carol.Token, nil)
 			must(404, "GET", rel.Files+"../../../../etc/passwd", admin, nil)
 			if again := must(201, "POST", "/api/v1/tasks/t1/rounds/1/release", admin, map[string]any{"ratios": map[string]any{"train": 0.5, "dev": 0.2, "test": 0.3}}); again.String("version") != "2" {
 				t.Fatalf("a second release is version 2: %s", again.Body)
@@ -154,5 +165,56 @@ func TestReleaseCycle(t *testing.T) {
 			}
 			srv.NoDrift(t)
 		})
+	}
+}
+
+// TestCycleJob: one turn of the retraining cycle as a job: close round 1, release it, train on its
+// train split, put the new model in the loop of round 2; its progress is readable while it runs, and
+// the cycle view then scores round 2's model on round 1's test split.
+func TestCycleJob(t *testing.T) {
+	srv, _, must := roundOneFixture(t, enginesFirst())
+	admin := srv.AdminToken
+	r := must(202, "POST", "/api/v1/tasks/t1/rounds/cycle", admin, map[string]any{"retrain": true, "seed_data": false,
+		"ratios": map[string]any{"train": 0.5, "dev": 0.2, "test": 0.3}})
+	job := r.String("id")
+	if again := must(202, "POST", "/api/v1/tasks/t1/rounds/cycle", admin, map[string]any{"retrain": true}); again.String("id") != job {
+		t.Fatalf("the same round's cycle is one job: %s vs %s", again.String("id"), job)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		j := must(200, "GET", "/api/v1/jobs/"+job, admin, nil)
+		if j.String("state") == "done" {
+			var v struct {
+				Progress []struct{ Step, Message string } `json:"progress"`
+			}
+			json.Unmarshal(j.Body, &v)
+			var steps []string
+			for _, p := range v.Progress {
+				steps = append(steps, p.Step)
+			}
+			if strings.Join(steps, ",") != "close,release,train,train,loop" {
+				t.Fatalf("progress: %s", j.Body)
+			}
+			break
+		}
+		if j.String("state") == "parked" || time.Now().After(deadline) {
+			t.Fatalf("cycle job: %s", j.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	round := must(200, "GET", "/api/v1/tasks/t1/rounds/2", admin, nil)
+	models := must(200, "GET", "/api/v1/tasks/t1/models", admin, nil)
+	if !strings.Contains(string(models.Body), `"t1-builtin-r2"`) || round.String("status") != "open" || round.String("models[0]") == "" {
+		t.Fatalf("round 2: %s; models: %s", round.Body, models.Body)
+	}
+	for {
+		c := must(200, "GET", "/api/v1/tasks/t1/cycle", "", nil)
+		if c.String("rounds[1].models[0].name") == "t1-builtin-r2" && c.String("rounds[1].scores.1") != "" && c.String("rounds[0].scores.1") == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cycle: %s", c.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

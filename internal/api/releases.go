@@ -160,6 +160,39 @@ func (s *Server) releaseRoutes() {
 			}
 			return &cycleOutput{Body: c}, nil
 		})
+	register(s, op(http.MethodPost, "/api/v1/tasks/{code}/rounds/cycle", "startCycle",
+		"Close the current round and open the next, as a job (owners); with retrain, also release it, train a built-in model on every released round's train split and put it in the loop. Follow it at GET /api/v1/jobs/{id}",
+		tags, true, 403, 404, 422),
+		func(ctx context.Context, in *startCycleInput) (*jobOutput, error) {
+			req := service.CycleRequest{SeedData: true}
+			if in.Body != nil {
+				req.Retrain = in.Body.Retrain
+				if in.Body.SeedData != nil {
+					req.SeedData = *in.Body.SeedData
+				}
+				if in.Body.Ratios != nil {
+					req.Ratios = *in.Body.Ratios
+				}
+			}
+			j, err := s.svc.StartCycle(ctx, actor(ctx), in.Code, req)
+			if err != nil {
+				return nil, err
+			}
+			return &jobOutput{Status: http.StatusAccepted, Body: j}, nil
+		})
+	register(s, op(http.MethodGet, "/api/v1/jobs/{id}", "getJob",
+		"A job's state, attempts and progress: its owner, the task's owners, admins", []string{"workers"}, true, 404),
+		func(ctx context.Context, in *idPath) (*jobOutput, error) {
+			id, err := parseID("id", in.ID)
+			if err != nil {
+				return nil, err
+			}
+			j, err := s.svc.Job(ctx, actor(ctx), id)
+			if err != nil {
+				return nil, err
+			}
+			return &jobOutput{Status: http.StatusOK, Body: j}, nil
+		})
 	// Streaming routes: plain handlers on the API mux, documented in the OpenAPI description.
 	exp := op(http.MethodGet, "/api/v1/tasks/{code}/rounds/{n}/export", "exportRound",
 		"A closed round's examples with validations, contributors anonymised (owners): format jsonl (Dynabench's export), csv or hf", tags, true, 403, 404, 409, 422)
@@ -209,6 +242,20 @@ type publicInput struct {
 	Body    struct {
 		Public bool `json:"public" doc:"Anyone may download the release's files"`
 	}
+}
+
+type startCycleInput struct {
+	Code string `path:"code" maxLength:"64"`
+	Body *struct {
+		Retrain  bool            `json:"retrain,omitempty" doc:"Also release the closed round, retrain on every released round and put the new model in the loop"`
+		SeedData *bool           `json:"seed_data,omitempty" doc:"Train on the seed set too (default true)"`
+		Ratios   *release.Ratios `json:"ratios,omitempty"`
+	}
+}
+
+type jobOutput struct {
+	Status int
+	Body   *service.JobView
 }
 
 type cycleOutput struct {

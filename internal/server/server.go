@@ -258,6 +258,13 @@ func (m *Main) startWorkers(ctx context.Context) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	n := m.Config.Workers
 	host, _ := os.Hostname()
+	if n > 0 { // the platform's own jobs (the retraining cycle) run where its evaluation workers do
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.Service.RunJobs(ctx, fmt.Sprintf("%s:%d/jobs", host, os.Getpid()))
+		}()
+	}
 	for i := range max(n, 0) {
 		w := &worker.Worker{
 			Source:     &worker.Local{Service: m.Service, Name: fmt.Sprintf("%s:%d/in-process-%d", host, os.Getpid(), i+1)},

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,20 +13,21 @@ import (
 )
 
 const jobCols = `id, kind, idempotency_key, payload, state, attempts, max_attempts, run_after, lease_owner, lease_until,
-	last_error, user_id, task_id, created_at, updated_at`
+	last_error, result, user_id, task_id, created_at, updated_at`
 
 func scanJob(row interface{ Scan(...any) error }) (*dynabench.Job, error) {
 	var j dynabench.Job
-	var payload []byte
+	var payload, result []byte
 	var runAfter, leaseUntil, created, updated int64
 	if err := row.Scan(&j.ID, &j.Kind, &j.IdempotencyKey, &payload, &j.State, &j.Attempts, &j.MaxAttempts, &runAfter,
-		&j.LeaseOwner, &leaseUntil, &j.LastError, &j.UserID, &j.TaskID, &created, &updated); err != nil {
+		&j.LeaseOwner, &leaseUntil, &j.LastError, &result, &j.UserID, &j.TaskID, &created, &updated); err != nil {
 		return nil, err
 	}
 	var err error
 	if j.Payload, err = decodeMap(payload); err != nil {
 		return nil, err
 	}
+	j.Result = result
 	j.RunAfter, j.LeaseUntil = fromMillis(runAfter), fromMillis(leaseUntil)
 	j.CreatedAt, j.UpdatedAt = fromMillis(created), fromMillis(updated)
 	return &j, nil
@@ -51,7 +53,7 @@ func (s *Store) EnqueueJob(ctx context.Context, j *dynabench.Job) error {
 		`INSERT INTO jobs (kind, idempotency_key, payload, state, attempts, max_attempts, run_after, user_id, task_id, created_at, updated_at)
 		 VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $7, $8, $8)
 		 ON CONFLICT (idempotency_key) DO UPDATE SET payload = excluded.payload, state = 'queued', attempts = 0,
-		   max_attempts = excluded.max_attempts, user_id = excluded.user_id, run_after = excluded.run_after, lease_owner = '', lease_until = 0,
+		   max_attempts = excluded.max_attempts, user_id = excluded.user_id, result = '{}', run_after = excluded.run_after, lease_owner = '', lease_until = 0,
 		   last_error = '', updated_at = excluded.updated_at
 		 WHERE jobs.state IN ('done', 'parked')
 		 RETURNING `+jobCols,
@@ -176,4 +178,22 @@ func (s *Store) FindJob(ctx context.Context, id int64) (*dynabench.Job, error) {
 func (s *Store) FindJobByKey(ctx context.Context, key string) (*dynabench.Job, error) {
 	j, err := scanJob(s.r().QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE idempotency_key = $1`, key))
 	return j, mapErr("job", err)
+}
+
+// SetJobProgress writes the JSON of progress as the job's result, under the owner's lease;
+// ECONFLICT when the lease is lost.
+func (s *Store) SetJobProgress(ctx context.Context, id int64, owner string, progress any) error {
+	b, err := json.Marshal(progress)
+	if err != nil {
+		return err
+	}
+	res, err := s.w().ExecContext(ctx, `UPDATE jobs SET result = $3, updated_at = $4 WHERE id = $1 AND lease_owner = $2 AND state = 'running'`,
+		id, owner, string(b), s.now())
+	if err != nil {
+		return mapErr("job progress", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return dynabench.Errorf(dynabench.ECONFLICT, "the job's lease is lost")
+	}
+	return nil
 }
