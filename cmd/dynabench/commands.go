@@ -54,7 +54,7 @@ func newRootCmd() *cobra.Command {
 	cfg.Version = version
 	root.AddCommand(serveCmd(&cfg, logger), migrateCmd(&cfg, logger), versionCmd(), userCmd(&cfg, logger), doctorCmd(&cfg, logger))
 	root.AddCommand(benchCmd(&cfg, logger))
-	root.AddCommand(modelCmd(&cfg, logger), workerCmd(logger), roundCmd(), exportCmd())
+	root.AddCommand(modelCmd(&cfg, logger), workerCmd(logger), roundCmd(), exportCmd(), simulateCmd())
 	return root
 }
 
