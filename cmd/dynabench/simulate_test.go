@@ -23,13 +23,13 @@ func TestSimulateCommand(t *testing.T) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&progress)
 	cmd.SetArgs([]string{"--server", s.URL, "--admin-password", servertest.AdminPassword, "--task", "sentiment",
-		"--rounds", "1", "--writers", "1", "--examples", "15", "--validators", "2", "--seed", "5"})
+		"--rounds", "1", "--writers", "1", "--examples", "30", "--validators", "2", "--seed", "5", "--split", "0.5,0.1,0.4"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		t.Fatalf("simulate: %v\nprogress:\n%s", err, progress.String())
 	}
-	for _, want := range []string{"round 1: 15 written", "round 1 released"} {
+	for _, want := range []string{"round 1: 30 written", "round 1 released"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}

@@ -32,7 +32,7 @@ func TestCycleOverAPI(t *testing.T) {
 	}
 	var progress bytes.Buffer
 	rep, err := Cycle(ctx, c, CyclePlan{Task: "sentiment", Rounds: 2, Writers: 2, ExamplesPerWriter: 20, Validators: 3, Seed: 3,
-		MislabelRate: 0.05, OwnerToken: s.AdminToken, WriterTokens: writers, ValidatorTokens: validators,
+		MislabelRate: 0.05, OwnerToken: s.AdminToken, WriterTokens: writers, ValidatorTokens: validators, Split: Split{Train: 0.5, Dev: 0.1, Test: 0.4},
 		Poll: 100 * time.Millisecond, EvalTimeout: time.Minute, Progress: &progress})
 	t.Logf("progress:\n%s", progress.String())
 	if err != nil {
