@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -82,6 +83,7 @@ func serveCmd(cfg *server.Config, logger func() *slog.Logger) *cobra.Command {
 	f.BoolVar(&cfg.OpenRegistration, "open-registration", env("OPEN_REGISTRATION", "true") == "true", "let anyone register")
 	f.BoolVar(&cfg.DenyPrivateModelURLs, "deny-private-model-urls", env("DENY_PRIVATE_MODEL_URLS", "false") == "true", "refuse to call models on loopback or private addresses (set where untrusted users register models)")
 	f.BoolVar(&cfg.TrustProxy, "trust-proxy", env("TRUST_PROXY", "false") == "true", "take client addresses from X-Forwarded-For (only behind your own proxy)")
+	f.DurationVar(&cfg.JobLease, "job-lease", 60*time.Second, "how long a worker holds an evaluation job between heartbeats; a dead worker's job passes to another after it")
 	f.IntVar(&cfg.Workers, "workers", 1, "in-process evaluation workers (0 for none, when dynabench worker processes run elsewhere)")
 	return c
 }

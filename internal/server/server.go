@@ -46,6 +46,9 @@ type Config struct {
 	// Workers is how many in-process evaluation workers run; 0 means none (evaluation then happens
 	// in `dynabench worker` processes).
 	Workers int
+	// JobLease is how long a worker holds an evaluation job between heartbeats (0: 60 s). A worker
+	// that dies loses its job to another worker this long after its last heartbeat.
+	JobLease time.Duration
 	// Fast password hashing, for tests only.
 	InsecureFastHashing bool
 	// HTTP server timeouts against slow or idle clients; zero means the defaults (10 s to send the
@@ -135,6 +138,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 		return adapters.SpecFor(cfg), nil
 	}
 	svc.ReleaseDir = filepath.Join(cfg.dataDir(), "releases")
+	if cfg.JobLease > 0 {
+		svc.JobLease = cfg.JobLease
+	}
 	svc.Trainer = &service.Trainer{Blobs: blobs, SeedData: demoSeed, Version: cfg.Version}
 	if cfg.InsecureFastHashing {
 		svc.PasswordParams = secret.TestParams

@@ -51,7 +51,7 @@ type Worker struct {
 	Poll time.Duration
 	// Wake, when set, ends a wait early (the server signals it when jobs are queued).
 	Wake <-chan struct{}
-	// Heartbeat is how often the lease is extended; default 15 s.
+	// Heartbeat is how often the lease is extended; default a third of the lease the job came with.
 	Heartbeat time.Duration
 	Progress  Progress
 }
@@ -107,7 +107,8 @@ func (w *Worker) run(ctx context.Context, work *service.Work) {
 	defer cancel(nil)
 	every := w.Heartbeat
 	if every <= 0 {
-		every = 15 * time.Second
+		// A third of the lease the server gave, so two heartbeats may be lost before it expires.
+		every = max(time.Until(work.LeaseUntil)/3, 100*time.Millisecond)
 	}
 	var hb sync.WaitGroup
 	hb.Add(1)
