@@ -47,6 +47,7 @@ type authzFix struct {
 	published        int64 // a demo model of the sentiment task
 	alicesModel      int64 // alice's unpublished model of the sentiment task
 	fork, snapshot   string
+	// nli (olga owns it too): round 1 closed with a private release v1 and a public v2; round 2 open.
 }
 
 func webAuthzCases(f *authzFix) map[string][]authzCase {
@@ -92,8 +93,22 @@ func webAuthzCases(f *authzFix) map[string][]authzCase {
 		"GET /tasks/{code}/rounds":             {{path: "/tasks/sentiment/rounds", want: ownerPage}},
 		"POST /tasks/{code}/rounds":            {{path: "/tasks/sentiment/rounds", form: url.Values{"model": {"999999"}}, want: ownerBad}},
 		"POST /tasks/{code}/rounds/{n}/models": {{path: "/tasks/sentiment/rounds/1/models", form: url.Values{"model": {"999999"}}, want: ownerBad}},
-		"GET /tasks/{code}/flagged":            {{path: "/tasks/sentiment/flagged", want: ownerPage}},
-		"POST /tasks/{code}/flagged/{id}":      {{path: fmt.Sprintf("/tasks/sentiment/flagged/%d", f.flag), form: url.Values{"label": {"correct"}}, want: ownerPost}},
+		"POST /tasks/{code}/rounds/{n}/release": {{path: "/tasks/nli/rounds/2/release", form: url.Values{"train": {"0.8"}, "dev": {"0.1"}, "test": {"0.1"}},
+			want: [nroles]int{303, 403, 403, 409, 409}}},
+		"GET /tasks/{code}/rounds/{n}/export": {{path: "/tasks/nli/rounds/1/export?format=csv", want: ownerPage},
+			{path: "/tasks/nli/rounds/2/export", want: [nroles]int{303, 403, 403, 409, 409}},
+			{path: "/tasks/hidden/rounds/1/export", want: [nroles]int{303, 404, 404, 404, 409}}},
+		"POST /tasks/{code}/retrain": {{path: "/tasks/nli/retrain", form: url.Values{"name": {"bad name!"}}, want: ownerBad}},
+		"GET /tasks/{code}/releases": {{path: "/tasks/nli/releases", want: all(200)},
+			{path: "/tasks/hidden/releases", want: [nroles]int{404, 404, 404, 404, 200}}},
+		"POST /tasks/{code}/rounds/{n}/releases/{v}/public": {{path: "/tasks/nli/rounds/1/releases/2/public", form: url.Values{"public": {"true"}},
+			want: ownerPost}},
+		"GET /tasks/{code}/rounds/{n}/releases/{v}/files": {{path: "/tasks/nli/rounds/1/releases/1/files?path=README.md",
+			want: [nroles]int{404, 404, 404, 200, 200}},
+			{path: "/tasks/nli/rounds/1/releases/2/files?path=DATASHEET.md", want: all(200)},
+			{path: "/tasks/nli/rounds/1/releases/2/files?path=../../secret", want: all(404)}},
+		"GET /tasks/{code}/flagged":       {{path: "/tasks/sentiment/flagged", want: ownerPage}},
+		"POST /tasks/{code}/flagged/{id}": {{path: fmt.Sprintf("/tasks/sentiment/flagged/%d", f.flag), form: url.Values{"label": {"correct"}}, want: ownerPost}},
 		"GET /tasks/{code}/leaderboard": {{path: "/tasks/sentiment/leaderboard", want: all(200)},
 			{path: "/tasks/hidden/leaderboard", want: [nroles]int{404, 404, 404, 404, 200}}},
 		"POST /tasks/{code}/leaderboard/forks": {{path: "/tasks/sentiment/leaderboard/forks", form: url.Values{"name": {"f"}}, want: all(303)},
@@ -182,6 +197,7 @@ func TestWebAuthz(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.fork, f.snapshot = fk.Slug, sn.Slug
+	releaseFixture(t, srv, aliceUser, olga.ID)
 	cases := webAuthzCases(f)
 	routes := srv.Web.Routes()
 	for _, r := range routes {
@@ -250,4 +266,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// releaseFixture makes olga an owner of nli, gives its round 1 a verified example, closes it and
+// releases it twice: version 1 private, version 2 public.
+func releaseFixture(t *testing.T, srv *servertest.Server, alice *dynabench.User, olgaID int64) {
+	t.Helper()
+	ctx := context.Background()
+	adm := admin(t, srv)
+	makeOwner(t, srv, "nli", olgaID)
+	c, err := srv.Service.PickContext(ctx, alice, "nli", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := srv.Service.CreateExample(ctx, alice, "nli", service.NewExample{ContextID: c.ID,
+		Input: map[string]any{"hypothesis": "Something happened.", "label": "entailed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Service.Validate(ctx, adm, e.ID, service.NewValidation{Label: dynabench.LabelCorrect, Mode: dynabench.ModeOwner}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Service.NextRound(ctx, adm, "nli", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, public := range []bool{false, true} {
+		if _, err := srv.Service.ReleaseRound(ctx, adm, "nli", 1, service.ReleaseRequest{Public: public}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

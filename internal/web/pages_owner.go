@@ -202,6 +202,16 @@ type roundsPage struct {
 	Models []*dynabench.Model
 	InLoop map[int64]bool
 	Mode   string
+	// Releases and the retraining cycle.
+	Closed        []closedRound // newest first
+	Released      []int         // rounds with a release
+	Rel           relForm       // the release form as posted (Round 0: none was)
+	RetrainName   string
+	SeedData      bool
+	RetrainPosted bool
+	Trained       *dynabench.Model // the model just trained (?trained=)
+	TrainedOn     string           // the rounds it was trained on, as said in ?on=
+	TrainedSeed   bool
 }
 
 func (s *Server) roundsPage(w http.ResponseWriter, r *http.Request) error {
@@ -241,6 +251,9 @@ func (s *Server) newRoundsPage(r *http.Request, o *ownerBase) (*roundsPage, erro
 			}
 		}
 		p.Rounds = append(p.Rounds, row)
+	}
+	if err := s.releaseInfo(r, p, rounds); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -72,6 +72,7 @@ type taskPage struct {
 	ContentWarning string
 	Rounds         []roundRow
 	Chart          *Chart
+	Cycle          *CycleChart // nil until a round is released
 	Annotators     []dynabench.AnnotatorStats
 	Owner          bool
 }
@@ -105,6 +106,11 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Rounds = append(p.Rounds, row)
 	}
+	cycle, err := s.svc.RoundCycle(ctx, u, t.Code)
+	if err != nil {
+		return err
+	}
+	p.Cycle = cycleChart(cycle)
 	if p.Annotators, err = s.svc.Annotators(ctx, t.Code, 0, 20); err != nil {
 		return err
 	}

@@ -22,12 +22,13 @@ type scenario struct {
 	form   url.Values
 	htmx   bool
 	status int
-	has    []string // selectors present
-	hasNot []string // selectors absent
-	text   []string // text present
-	noText []string // text absent
-	loc    string   // Location prefix
-	hxURL  string   // HX-Replace-Url prefix (htmx GETs)
+	has    []string          // selectors present
+	hasNot []string          // selectors absent
+	text   []string          // text present
+	noText []string          // text absent
+	loc    string            // Location prefix
+	hxURL  string            // HX-Replace-Url prefix (htmx GETs)
+	header map[string]string // answer headers: name → value prefix
 }
 
 // pagesFixture starts a server with the sentiment task's model replaced by one that always says
@@ -138,6 +139,7 @@ func TestPages(t *testing.T) {
 				{name: "admin users", as: "admin", method: "GET", path: "/admin/users", status: 200, text: []string{"alice", "Make admin"}},
 			}
 			scenarios = append(scenarios, evalScenarios(t, srv)...)
+			scenarios = append(scenarios, releaseScenarios(t, srv)...)
 			for _, sc := range scenarios {
 				t.Run(sc.name, func(t *testing.T) { runScenario(t, vs[sc.as], sc) })
 			}
@@ -167,6 +169,11 @@ func runScenario(t *testing.T, v *visitor, sc scenario) {
 	}
 	if got := p.Header.Get("HX-Replace-Url"); sc.hxURL != "" && !strings.HasPrefix(got, sc.hxURL) {
 		t.Errorf("HX-Replace-Url %q, want prefix %q", got, sc.hxURL)
+	}
+	for k, want := range sc.header {
+		if got := p.Header.Get(k); !strings.HasPrefix(got, want) {
+			t.Errorf("%s %s: %s %q, want prefix %q", sc.method, sc.path, k, got, want)
+		}
 	}
 	if sc.loc != "" && !strings.HasPrefix(p.Location, sc.loc) {
 		t.Errorf("Location %q, want prefix %q", p.Location, sc.loc)

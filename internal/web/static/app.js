@@ -5,6 +5,7 @@
 // - metadata fields with [data-when] are shown only for the verdict they apply to
 // - [data-confirm] forms ask before submitting
 // - range inputs with [data-output] show their value in the named element
+// - [data-busy] forms mark their submit button busy (and disable it) while the server works
 (function () {
   "use strict";
 
@@ -105,6 +106,11 @@
     var msg = ev.target.getAttribute && ev.target.getAttribute("data-confirm");
     if (msg && !window.confirm(msg)) { ev.preventDefault(); }
   }, true);
+  document.addEventListener("submit", function (ev) {
+    if (ev.defaultPrevented || !ev.target.hasAttribute || !ev.target.hasAttribute("data-busy")) { return; }
+    var button = ev.target.querySelector("button[type=submit]");
+    if (button) { button.setAttribute("aria-busy", "true"); setTimeout(function () { button.disabled = true; }, 0); }
+  });
 
   function init(root) { initDrafts(root); initVerdicts(root); }
   document.addEventListener("DOMContentLoaded", function () { init(document); });
