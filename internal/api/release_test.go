@@ -157,6 +157,19 @@ func TestReleaseCycle(t *testing.T) {
 			}
 			must(422, "POST", "/api/v1/tasks/t1/models/train", admin, map[string]any{"name": "r2", "rounds": []int{2}, "seed_data": false, "released_only": true})
 
+			// Imports as examples of the current round (round 3), counted like any example.
+			imp := must(201, "POST", "/api/v1/tasks/t1/import?format=dynasent&name=dynasent-r1&as=round", admin,
+				ndjson(`{"text_id":"a","sentence":"Good.","gold_label":"positive"}`+"\n"+`{"text_id":"b","sentence":"Bad.","gold_label":"negative"}`+"\n"+
+					`{"text_id":"c","sentence":"Fine, I guess.","gold_label":"neutral"}`+"\n"))
+			if imp.String("examples") != "3" {
+				t.Fatalf("import as round: %s", imp.Body)
+			}
+			if r3 := must(200, "GET", "/api/v1/tasks/t1/rounds/3", admin, nil); r3.String("stats.collected") != "3" {
+				t.Fatalf("round 3 after the import: %s", r3.Body)
+			}
+			must(422, "POST", "/api/v1/tasks/t1/import?format=dynasent&name=x&as=round", admin,
+				ndjson(`{"text_id":"a","sentence":"Good.","gold_label":"happy"}`+"\n"))
+
 			// Imports name the bad line.
 			bad := must(422, "POST", "/api/v1/tasks/t1/import?format=dynasent&name=ds", admin,
 				ndjson(`{"text_id":"1","sentence":"Good.","gold_label":"positive"}`+"\n"+`{"text_id":"2","sentence": 7, "gold_label":"positive"}`+"\n"))
@@ -217,4 +230,23 @@ func TestCycleJob(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestImportANLIAsRound: ANLI's published lines become verified examples of the NLI task's current
+// round; those whose model_label differs from the gold label count as fooling the model.
+func TestImportANLIAsRound(t *testing.T) {
+	srv := servertest.Start(t, enginesFirst())
+	body := `{"uid":"a1","premise":"A man plays a guitar on a stage.","hypothesis":"A person makes music.","label":"e","model_label":"n","reason":"music"}
+{"uid":"a2","premise":"A man plays a guitar on a stage.","hypothesis":"The stage is empty.","label":"c","model_label":"c"}
+{"uid":"a3","premise":"Two dogs run in the snow.","hypothesis":"The dogs are cold.","label":"n","model_label":"e"}
+`
+	r := srv.Do(t, "POST", "/api/v1/tasks/nli/import?format=anli&name=anli-r1&as=round", srv.AdminToken, ndjson(body))
+	if r.Status != 201 || r.String("examples") != "3" {
+		t.Fatalf("import: %d %s", r.Status, r.Body)
+	}
+	round := srv.Do(t, "GET", "/api/v1/tasks/nli/rounds/1", "", nil)
+	if round.String("stats.collected") != "3" || round.String("stats.fooled") != "2" || round.String("stats.verified_fooled") != "2" {
+		t.Fatalf("round 1: %s", round.Body)
+	}
+	srv.NoDrift(t)
 }

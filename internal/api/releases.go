@@ -68,6 +68,7 @@ type importInput struct {
 	Access  string `query:"access" enum:"scoring,standard,hidden" default:"scoring"`
 	Map     string `query:"map" maxLength:"2000" doc:"Field mapping source:task,... over the reader's defaults"`
 	Labels  string `query:"labels" maxLength:"2000" doc:"Label mapping source:task,... (ANLI's e/n/c map to entailed/neutral/contradictory by default)"`
+	As      string `query:"as" enum:"dataset,round" default:"dataset" doc:"dataset: an evaluation dataset named name; round: verified examples of the task's current round"`
 	RawBody []byte `contentType:"application/x-ndjson"`
 }
 
@@ -124,9 +125,9 @@ func (s *Server) releaseRoutes() {
 			return out, nil
 		})
 	register(s, op(http.MethodPost, "/api/v1/tasks/{code}/import", "importDataset",
-		"Import a published adversarial dataset (ANLI, DynaSent, SQuAD-style) as an evaluation dataset (owners), with a field and label mapping",
+		"Import a published adversarial dataset (ANLI, DynaSent, SQuAD-style) with a field and label mapping (owners): as an evaluation dataset, or as verified examples of the current round",
 		[]string{"datasets"}, true, 403, 404, 413, 422),
-		func(ctx context.Context, in *importInput) (*datasetOutput, error) {
+		func(ctx context.Context, in *importInput) (*importOutput, error) {
 			fields, err := pairs("map", in.Map)
 			if err != nil {
 				return nil, err
@@ -135,12 +136,20 @@ func (s *Server) releaseRoutes() {
 			if err != nil {
 				return nil, err
 			}
-			d, err := s.svc.ImportDataset(ctx, actor(ctx), in.Code, service.ImportRequest{Format: in.Format, Name: in.Name, Access: in.Access,
-				Mapping: release.Mapping{Fields: fields, Labels: labels}, Body: bytes.NewReader(in.RawBody)})
+			req := service.ImportRequest{Format: in.Format, Name: in.Name, Access: in.Access,
+				Mapping: release.Mapping{Fields: fields, Labels: labels}, Body: bytes.NewReader(in.RawBody)}
+			if in.As == "round" {
+				n, err := s.svc.ImportRound(ctx, actor(ctx), in.Code, req)
+				if err != nil {
+					return nil, err
+				}
+				return &importOutput{Status: http.StatusCreated, Body: importJSON{Examples: n}}, nil
+			}
+			d, err := s.svc.ImportDataset(ctx, actor(ctx), in.Code, req)
 			if err != nil {
 				return nil, err
 			}
-			return &datasetOutput{Status: http.StatusCreated, Body: datasetJSON(d)}, nil
+			return &importOutput{Status: http.StatusCreated, Body: importJSON{Dataset: ptr(datasetJSON(d))}}, nil
 		})
 	register(s, op(http.MethodPut, "/api/v1/tasks/{code}/rounds/{n}/releases/{version}/public", "setReleasePublic",
 		"Let anyone download a release's files, or stop it (owners)", tags, true, 403, 404),
@@ -261,6 +270,18 @@ type jobOutput struct {
 type cycleOutput struct {
 	Body *service.Cycle
 }
+
+type importJSON struct {
+	Dataset  *DatasetJSON `json:"dataset,omitempty" doc:"The dataset made (as=dataset)"`
+	Examples int          `json:"examples,omitempty" doc:"Examples added to the current round (as=round)"`
+}
+
+type importOutput struct {
+	Status int
+	Body   importJSON
+}
+
+func ptr[T any](v T) *T { return &v }
 
 type releaseFileInput struct {
 	Code    string `path:"code" maxLength:"64"`

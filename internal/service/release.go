@@ -382,7 +382,29 @@ func (s *Service) ImportDataset(ctx context.Context, actor *dynabench.User, code
 	if err := s.requireOwner(ctx, actor, t); err != nil {
 		return nil, err
 	}
+	b, err := readImport(req)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, it := range b.Items {
+		row := map[string]any{"uid": it.UID}
+		for k, v := range it.Fields {
+			row[k] = v
+		}
+		if len(it.Tags) > 0 {
+			row["tags"] = it.Tags
+		}
+		enc.Encode(row)
+	}
+	return s.UploadDataset(ctx, actor, code, NewDataset{Name: req.Name, Access: req.Access, Body: &buf})
+}
+
+// readImport reads a published dataset shape with its mapping, as domain errors naming the place.
+func readImport(req ImportRequest) (*release.Batch, error) {
 	opts := release.ImportOptions{Mapping: req.Mapping, SkipUnlabelled: true}
+	var err error
 	var b *release.Batch
 	switch req.Format {
 	case "anli":
@@ -407,20 +429,118 @@ func (s *Service) ImportDataset(ctx context.Context, actor *dynabench.User, code
 		}
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, it := range b.Items {
-		row := map[string]any{"uid": it.UID}
-		for k, v := range it.Fields {
-			row[k] = v
-		}
-		if len(it.Tags) > 0 {
-			row["tags"] = it.Tags
-		}
-		enc.Encode(row)
-	}
-	return s.UploadDataset(ctx, actor, code, NewDataset{Name: req.Name, Access: req.Access, Body: &buf})
+	return b, nil
 }
+
+// ImportRound imports a published adversarial dataset as verified examples of the task's current
+// round (owners): ANLI's rounds into this task's rounds, say, one round at a time (import, open the
+// next round, import the next). Each distinct context becomes a context of the round; each example
+// is written by the importing owner, verified, and fooling when the source says its model was wrong
+// (ANLI's model_label); the counters move as for any example. Every item is checked against the
+// config first: the first bad one is named and nothing is stored.
+func (s *Service) ImportRound(ctx context.Context, actor *dynabench.User, code string, req ImportRequest) (int, error) {
+	t, err := s.Task(ctx, code)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.requireOwner(ctx, actor, t); err != nil {
+		return 0, err
+	}
+	r, err := s.Round(ctx, t, t.CurrentRound)
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := s.Config(t)
+	if err != nil {
+		return 0, err
+	}
+	target, ok := primaryTarget(cfg)
+	if !ok {
+		return 0, dynabench.Errorf(dynabench.EINVALID, "the task config has no target field")
+	}
+	b, err := readImport(req)
+	if err != nil {
+		return 0, err
+	}
+	if len(b.Items) == 0 {
+		return 0, dynabench.FieldErrorf(dynabench.EINVALID, "body", "no examples to import")
+	}
+	contexts := map[string]*dynabench.Context{}
+	var ordered []*dynabench.Context
+	examples := make([]*dynabench.Example, 0, len(b.Items))
+	ctxOf := make([]string, 0, len(b.Items))
+	for i, it := range b.Items {
+		cdata, input := map[string]any{}, map[string]any{}
+		for k, v := range it.Fields {
+			switch {
+			case hasField(cfg.Context, k):
+				cdata[k] = v
+			case hasField(cfg.Input, k):
+				input[k] = v
+			default:
+				return 0, dynabench.FieldErrorf(dynabench.EINVALID, fmt.Sprintf("item %d (uid %s)", i+1, it.UID), "%s: not a field of the task config", k)
+			}
+		}
+		for _, f := range cfg.Context {
+			if _, ok := cdata[f.Name]; !ok && f.Type == taskconfig.TypeString {
+				cdata[f.Name] = ""
+			}
+		}
+		if hasNUL(cdata) || hasNUL(input) {
+			return 0, dynabench.FieldErrorf(dynabench.EINVALID, fmt.Sprintf("item %d (uid %s)", i+1, it.UID), "text may not contain NUL")
+		}
+		if p := append(cfg.CheckContext(cdata, s.Limits), cfg.CheckInput(cdata, input, s.Limits)...); len(p) > 0 {
+			return 0, dynabench.FieldErrorf(dynabench.EINVALID, fmt.Sprintf("item %d (uid %s)", i+1, it.UID), "%s: %s", p[0].Path, p[0].Message)
+		}
+		key, _ := json.Marshal(cdata)
+		if contexts[string(key)] == nil {
+			c := &dynabench.Context{TaskID: t.ID, RoundID: r.ID, Data: cdata, Tag: req.Name, Metadata: map[string]any{"imported_from": req.Format}}
+			contexts[string(key)] = c
+			ordered = append(ordered, c)
+		}
+		ctxOf = append(ctxOf, string(key))
+		meta := map[string]any{"imported_from": req.Format, "source_uid": it.UID}
+		for k, v := range it.Metadata {
+			meta["source_"+k] = v
+		}
+		e := &dynabench.Example{TaskID: t.ID, RoundID: r.ID, RoundNumber: r.Number, UserID: actor.ID, Input: input,
+			Status: dynabench.StatusVerified, Metadata: meta, Tag: req.Name}
+		if ml, ok := it.Metadata["model_label"].(string); ok && ml != "" {
+			if mapped, ok := anliLabels[ml]; ok && req.Format == "anli" {
+				ml = mapped
+			}
+			if mapped, ok := req.Mapping.Labels[ml]; ok {
+				ml = mapped
+			}
+			gold, _ := input[target.Name].(string)
+			wrong := ml != gold
+			e.ModelWrong = &wrong
+		}
+		examples = append(examples, e)
+	}
+	err = s.Store.InTx(ctx, func(tx dynabench.Store) error {
+		if err := tx.CreateContexts(ctx, ordered); err != nil {
+			return err
+		}
+		for i, e := range examples {
+			e.ContextID = contexts[ctxOf[i]].ID
+			if err := tx.CreateExample(ctx, e); err != nil {
+				return err
+			}
+			if err := tx.ApplyStats(ctx, e, dynabench.Contribution(e)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(examples), nil
+}
+
+// anliLabels are ANLI's label letters in the demo NLI task's names (the reader's defaults).
+var anliLabels = map[string]string{"e": "entailed", "n": "neutral", "c": "contradictory"}
 
 // releasedTrainFilter keeps, of a task's released rounds, only the examples in a train split, so a
 // model trained for the next round never sees a round's dev or test examples.
