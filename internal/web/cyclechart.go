@@ -27,6 +27,7 @@ type CycleChart struct {
 	VWidth, VHeight int
 	VPlotLeft       float64
 	VPlotRight      float64
+	VPlotBottom     float64
 	VTicks          []ChartText
 	VGrid           []float64
 	VBars           []ChartBar
@@ -64,13 +65,13 @@ type cycleRow struct {
 }
 
 const (
-	cycW, cycH             = 400, 250
-	cycL, cycR, cycT, cycB = 46, 384, 14, 214
-	vmerW                  = 260
-	vmerL, vmerR           = 46, 248
-	cycleSeries            = 6
-	cycleMaxModelName      = 28
-	cycleXPad              = 34
+	cycW, cycH                 = 400, 250
+	cycL, cycR, cycT, cycB     = 46, 384, 14, 214
+	vmerW, vmerH               = 260, 170
+	vmerL, vmerR, vmerT, vmerB = 46, 248, 22, 136
+	cycleSeries                = 6
+	cycleMaxModelName          = 28
+	cycleXPad                  = 34
 )
 
 // cycleChart lays out the cycle; nil when no round has a released test split yet.
@@ -79,7 +80,7 @@ func cycleChart(c *service.Cycle) *CycleChart {
 		return nil
 	}
 	ch := &CycleChart{Metric: c.Metric, Tested: c.Tested, Width: cycW, Height: cycH, PlotLeft: cycL, PlotRight: cycR, PlotTop: cycT, PlotBottom: cycB,
-		VWidth: vmerW, VHeight: cycH, VPlotLeft: vmerL, VPlotRight: vmerR}
+		VWidth: vmerW, VHeight: vmerH, VPlotLeft: vmerL, VPlotRight: vmerR, VPlotBottom: vmerB}
 	plotH := float64(cycB - cycT)
 	y := func(pct float64) float64 { return cycB - plotH*math.Min(math.Max(pct, 0), 100)/100 }
 	for v := 0; v <= 100; v += 25 {
@@ -143,8 +144,8 @@ func (ch *CycleChart) vmer(c *service.Cycle) {
 	for _, r := range c.Rounds {
 		top = math.Max(top, math.Ceil(r.VMER*10-1e-9)/10)
 	}
-	plotH := float64(cycB - cycT)
-	y := func(v float64) float64 { return cycB - plotH*math.Min(math.Max(v, 0), top)/top }
+	plotH := float64(vmerB - vmerT)
+	y := func(v float64) float64 { return vmerB - plotH*math.Min(math.Max(v, 0), top)/top }
 	for i := 0; i <= 2; i++ {
 		v := top * float64(i) / 2
 		ch.VTicks = append(ch.VTicks, ChartText{X: vmerL - 6, Y: y(v) + 4, Text: trimFloat(100*v) + "%"})
@@ -159,10 +160,10 @@ func (ch *CycleChart) vmer(c *service.Cycle) {
 	var said []string
 	for i, r := range c.Rounds {
 		cx := vmerL + groupW*(float64(i)+0.5)
-		b := ChartBar{X: cx - barW/2, Y: y(r.VMER), W: barW, H: cycB - y(r.VMER), Class: "c-vbar",
+		b := ChartBar{X: cx - barW/2, Y: y(r.VMER), W: barW, H: vmerB - y(r.VMER), Class: "c-vbar",
 			Title: fmt.Sprintf("Round %d: vMER %.1f%%", r.Round, 100*r.VMER)}
 		ch.VBars = append(ch.VBars, b)
-		ch.VLabels = append(ch.VLabels, ChartText{X: cx, Y: cycB + 18, Text: fmt.Sprintf("R%d", r.Round)})
+		ch.VLabels = append(ch.VLabels, ChartText{X: cx, Y: vmerB + 18, Text: fmt.Sprintf("R%d", r.Round)})
 		ch.VValues = append(ch.VValues, ChartText{X: cx, Y: b.Y - 5, Text: fmt.Sprintf("%.0f%%", 100*r.VMER)})
 		said = append(said, fmt.Sprintf("round %d %.1f%%", r.Round, 100*r.VMER))
 	}

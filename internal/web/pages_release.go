@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"path"
@@ -49,6 +50,11 @@ func (f relForm) ratios() (release.Ratios, error) {
 			return r, dynabench.FieldErrorf(dynabench.EINVALID, x.field, "a number between 0 and 1, like 0.8")
 		}
 		*x.to = v
+	}
+	// The service checks this too; said here with the sum rounded, as people type it.
+	if sum := r.Train + r.Dev + r.Test; math.Abs(sum-1) > 1e-9 {
+		return r, dynabench.FieldErrorf(dynabench.EINVALID, "ratios", "train + dev + test must be 1; these add up to %s",
+			strconv.FormatFloat(math.Round(sum*1e6)/1e6, 'f', -1, 64))
 	}
 	return r, nil
 }
@@ -158,9 +164,12 @@ func (s *Server) releaseRound(w http.ResponseWriter, r *http.Request) error {
 	if !o.Fail(err) {
 		return err
 	}
-	if dynabench.IsCode(err, dynabench.ECONFLICT) {
+	switch {
+	case dynabench.IsCode(err, dynabench.ECONFLICT):
 		o.Error = fmt.Sprintf("Round %d is still open: open the next round first (the last form on this page), which closes it.", n)
-	} else {
+	case relFields(o.Errors):
+		o.Error = fmt.Sprintf("Round %d was not released: fix the problem marked in its form below.", n)
+	default:
 		o.Error = fmt.Sprintf("Round %d was not released. %s", n, o.Error)
 	}
 	p, perr := s.newRoundsPage(r, o)
@@ -169,6 +178,16 @@ func (s *Server) releaseRound(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Rel = f
 	return s.render(w, r, statusFor(err), "rounds", p)
+}
+
+// relFields reports whether a problem belongs to a field the release form shows next to it.
+func relFields(errs map[string]string) bool {
+	for f := range errs {
+		if strings.HasPrefix(f, "ratios") || f == "license" {
+			return true
+		}
+	}
+	return false
 }
 
 func releasesURL(code, saved string, n, version int) string {
