@@ -223,6 +223,12 @@ func TestCycleJob(t *testing.T) {
 	for {
 		c := must(200, "GET", "/api/v1/tasks/t1/cycle", "", nil)
 		if c.String("rounds[1].models[0].name") == "t1-builtin-r2" && c.String("rounds[1].scores.1") != "" && c.String("rounds[0].scores.1") == "0" {
+			// The leaderboard's trend: the best published model on round 1's test split.
+			b := must(200, "GET", "/api/v1/tasks/t1/leaderboard", "", nil)
+			if b.String("trend[0].round") != "1" || b.String("trend[0].model.name") != "t1-builtin-r2" ||
+				b.String("trend[0].value") != c.String("rounds[1].scores.1") {
+				t.Fatalf("trend: %s\ncycle: %s", b.Body, c.Body)
+			}
 			break
 		}
 		if time.Now().After(deadline) {

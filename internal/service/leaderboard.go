@@ -80,8 +80,61 @@ type Leaderboard struct {
 	Resamples       int                        `json:"resamples"`
 	Confidence      float64                    `json:"confidence"`
 	Seed            uint64                     `json:"seed"`
-	ScoresVersion   string                     `json:"scores_version"`
-	ComputedAt      time.Time                  `json:"computed_at"`
+	// Trend is, for each round with released scoring datasets, the best published model on them
+	// (its perf metric averaged over that round's scoring datasets).
+	Trend         []TrendPoint `json:"trend"`
+	ScoresVersion string       `json:"scores_version"`
+	ComputedAt    time.Time    `json:"computed_at"`
+}
+
+// TrendPoint is the best score on one round's datasets.
+type TrendPoint struct {
+	Round int        `json:"round"`
+	Model BoardModel `json:"model"`
+	Value float64    `json:"value"`
+}
+
+// trend finds, per round with scoring datasets, the best published model's mean perf metric over
+// that round's datasets (models scored on all of them).
+func (s *Service) trend(ctx context.Context, t *dynabench.Task, perf string) ([]TrendPoint, error) {
+	bd, err := s.loadBoardData(ctx, t, func(d *dynabench.Dataset) bool { return d.Access == dynabench.AccessScoring && d.RoundNumber > 0 }, 0)
+	if err != nil {
+		return nil, err
+	}
+	byRound := map[int][]*dynabench.Dataset{}
+	var rounds []int
+	for _, d := range bd.datasets {
+		if byRound[d.RoundNumber] == nil {
+			rounds = append(rounds, d.RoundNumber)
+		}
+		byRound[d.RoundNumber] = append(byRound[d.RoundNumber], d)
+	}
+	sort.Ints(rounds)
+	out := []TrendPoint{}
+	for _, r := range rounds {
+		best := TrendPoint{Round: r, Value: math.Inf(-1)}
+		for _, m := range bd.models {
+			if !m.Published {
+				continue
+			}
+			sum, ok := 0.0, true
+			for _, d := range byRound[r] {
+				e := bd.completed(m, d, dynabench.VariantOriginal)
+				if e == nil {
+					ok = false
+					break
+				}
+				sum += e.Result.Metrics[perf]
+			}
+			if v := sum / float64(len(byRound[r])); ok && v > best.Value {
+				best.Model, best.Value = BoardModel{m.ID, m.Name}, v
+			}
+		}
+		if !math.IsInf(best.Value, -1) {
+			out = append(out, best)
+		}
+	}
+	return out, nil
 }
 
 // boardCache keeps computed leaderboards by task, scores version and weights. An entry whose
@@ -160,6 +213,11 @@ func (s *Service) ComputeLeaderboard(ctx context.Context, actor *dynabench.User,
 		return nil, err
 	}
 	b.ScoresVersion = version
+	if len(b.Metrics) > 0 {
+		if b.Trend, err = s.trend(ctx, t, b.Metrics[0].Name); err != nil {
+			return nil, err
+		}
+	}
 	s.boards.put(key, b)
 	return b, nil
 }
@@ -275,7 +333,7 @@ func (s *Service) computeLeaderboard(ctx context.Context, t *dynabench.Task, q L
 	if err != nil {
 		return nil, err
 	}
-	b := &Leaderboard{Task: t.Code, Round: q.Round, Rows: []LeaderboardRow{}, Pending: []PendingModel{}, ExcludedMetrics: []ExcludedMetric{},
+	b := &Leaderboard{Task: t.Code, Round: q.Round, Rows: []LeaderboardRow{}, Pending: []PendingModel{}, ExcludedMetrics: []ExcludedMetric{}, Trend: []TrendPoint{},
 		Resamples: evaluation.DefaultResamples, Confidence: 0.95, Seed: LeaderboardSeed, ComputedAt: s.Now().UTC()}
 	// Weights: the reader's, checked against the metrics and datasets there are.
 	if q.MetricWeights != nil {
