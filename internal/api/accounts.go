@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/ratelimit"
 )
 
 // UserJSON is a user as others may see it.
@@ -112,11 +113,15 @@ type idPath struct {
 type noContent struct{ Status int }
 
 // limited applies a rate limiter keyed by the client address; the error is a 429 with the wait.
-func limited(l *limiter, ctx context.Context) error {
-	ok, wait := l.allow(client(ctx), time.Now())
+func limited(l *ratelimit.Limiter, ctx context.Context) error {
+	ok, wait := l.Allow(client(ctx), time.Now())
 	if ok {
 		return nil
 	}
+	return tooMany(wait)
+}
+
+func tooMany(wait time.Duration) error {
 	return dynabench.Errorf(dynabench.ERATELIMIT, "too many attempts; try again in %d s", int(math.Ceil(wait.Seconds())))
 }
 
@@ -140,10 +145,14 @@ func (s *Server) accountRoutes() {
 		})
 	register(s, op(http.MethodPost, "/api/v1/auth/login", "login", "Log in and get a session token", tags, false, 401, 429),
 		func(ctx context.Context, in *loginInput) (*authOutput, error) {
-			if err := limited(s.login, ctx); err != nil {
-				return nil, err
+			// Failed attempts count: a user who types the password right is never held back.
+			if blocked, wait := s.login.Blocked(client(ctx), time.Now()); blocked {
+				return nil, tooMany(wait)
 			}
 			u, token, err := s.svc.Login(ctx, in.Body.Username, in.Body.Password)
+			if dynabench.IsCode(err, dynabench.EUNAUTHORIZED) {
+				s.login.Add(client(ctx), time.Now())
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/ratelimit"
 	"github.com/dynabench-go/dynabench/internal/service"
 )
 
@@ -32,6 +33,9 @@ type Options struct {
 	Registry *prometheus.Registry
 	// LoginRate and RegisterRate limit attempts per client address (per minute); 0 means defaults.
 	LoginRate, RegisterRate int
+	// Login and Register, when set, are the limiters to use (shared with the web pages, so that
+	// neither is a way around the other); LoginRate and RegisterRate then do not apply.
+	Login, Register *ratelimit.Limiter
 	// OpenRegistration allows anyone to register (the default in main).
 	OpenRegistration bool
 	// TrustProxy takes the client address from X-Forwarded-For (only behind a trusted proxy).
@@ -46,8 +50,8 @@ type Server struct {
 	mux     *http.ServeMux
 	api     huma.API
 	metrics *metrics
-	login   *limiter
-	signup  *limiter
+	login   *ratelimit.Limiter
+	signup  *ratelimit.Limiter
 }
 
 // New builds the API over the service.
@@ -62,7 +66,13 @@ func New(svc *service.Service, log *slog.Logger, opt Options) *Server {
 		opt.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{svc: svc, log: log, opt: opt, mux: http.NewServeMux(),
-		login: newLimiter(opt.LoginRate, time.Minute), signup: newLimiter(opt.RegisterRate, time.Minute)}
+		login: opt.Login, signup: opt.Register}
+	if s.login == nil {
+		s.login = ratelimit.New(opt.LoginRate, time.Minute)
+	}
+	if s.signup == nil {
+		s.signup = ratelimit.New(opt.RegisterRate, time.Minute)
+	}
 	s.metrics = newMetrics(opt.Registry)
 	cfg := huma.DefaultConfig("Dynabench in Go", opt.Version)
 	cfg.CreateHooks = nil // no $schema links in bodies: clients get exactly the documented shapes

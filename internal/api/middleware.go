@@ -4,17 +4,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/ratelimit"
 )
 
 type requestIDKey struct{}
@@ -136,59 +135,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 }
 
 // clientAddr is the address rate limits key on.
-func (s *Server) clientAddr(r *http.Request) string {
-	if s.opt.TrustProxy {
-		if f := r.Header.Get("X-Forwarded-For"); f != "" {
-			return strings.TrimSpace(strings.Split(f, ",")[0])
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// limiter is a fixed-window counter per key: at most n events per window.
-type limiter struct {
-	mu     sync.Mutex
-	n      int
-	window time.Duration
-	counts map[string]*windowCount
-}
-
-type windowCount struct {
-	start time.Time
-	n     int
-}
-
-func newLimiter(n int, window time.Duration) *limiter {
-	return &limiter{n: n, window: window, counts: map[string]*windowCount{}}
-}
-
-// allow counts one event for key and reports whether it is within the limit, and if not, how long
-// until the window resets.
-func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.counts) > 100000 { // bound memory under an address-spraying attack
-		for k, c := range l.counts {
-			if now.Sub(c.start) >= l.window {
-				delete(l.counts, k)
-			}
-		}
-	}
-	c, ok := l.counts[key]
-	if !ok || now.Sub(c.start) >= l.window {
-		c = &windowCount{start: now}
-		l.counts[key] = c
-	}
-	c.n++
-	if c.n > l.n {
-		return false, c.start.Add(l.window).Sub(now)
-	}
-	return true, 0
-}
+func (s *Server) clientAddr(r *http.Request) string { return ratelimit.ClientAddr(r, s.opt.TrustProxy) }
 
 type metrics struct {
 	requests *prometheus.CounterVec

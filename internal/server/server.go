@@ -22,6 +22,7 @@ import (
 	"github.com/dynabench-go/dynabench/internal/adapters"
 	"github.com/dynabench-go/dynabench/internal/api"
 	"github.com/dynabench-go/dynabench/internal/blob"
+	"github.com/dynabench-go/dynabench/internal/ratelimit"
 	"github.com/dynabench-go/dynabench/internal/secret"
 	"github.com/dynabench-go/dynabench/internal/service"
 	"github.com/dynabench-go/dynabench/internal/sqlstore"
@@ -160,9 +161,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 		}
 		return nil
 	}
-	a := api.New(svc, log, api.Options{Version: cfg.Version, Ready: ready, Registry: reg,
+	// One pair of limiters for the API and the pages: a password guess counts wherever it comes from.
+	loginLimit, registerLimit := ratelimit.New(10, time.Minute), ratelimit.New(5, time.Minute)
+	a := api.New(svc, log, api.Options{Version: cfg.Version, Ready: ready, Registry: reg, Login: loginLimit, Register: registerLimit,
 		OpenRegistration: cfg.OpenRegistration, TrustProxy: cfg.TrustProxy})
-	pages, err := web.New(svc, log, web.Options{OpenRegistration: cfg.OpenRegistration, TrustProxy: cfg.TrustProxy, Version: cfg.Version})
+	pages, err := web.New(svc, log, web.Options{OpenRegistration: cfg.OpenRegistration, TrustProxy: cfg.TrustProxy, Version: cfg.Version,
+		Login: loginLimit, Register: registerLimit})
 	if err != nil {
 		db.Close()
 		return nil, err

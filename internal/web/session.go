@@ -1,11 +1,14 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/ratelimit"
 )
 
 // sessionCookie holds the service's session token. Only its hash is stored server-side.
@@ -82,7 +85,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	p := &accountPage{Next: localNext(r.PostFormValue("next")), Username: r.PostFormValue("username"),
 		OpenRegistration: s.opt.OpenRegistration}
 	p.Title = "Log in"
+	// Failed attempts count (shared with the API): a user who types the password right is never held back.
+	addr := ratelimit.ClientAddr(r, s.opt.TrustProxy)
+	if blocked, wait := s.opt.Login.Blocked(addr, time.Now()); blocked {
+		p.Fail(tooMany(wait))
+		return s.render(w, r, http.StatusTooManyRequests, "login", p)
+	}
 	_, token, err := s.svc.Login(r.Context(), p.Username, r.PostFormValue("password"))
+	if dynabench.IsCode(err, dynabench.EUNAUTHORIZED) {
+		s.opt.Login.Add(addr, time.Now())
+	}
 	if err != nil {
 		if !p.Fail(err) {
 			return err
@@ -110,6 +122,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	p := &accountPage{Next: localNext(r.PostFormValue("next")), Username: r.PostFormValue("username"),
 		Email: r.PostFormValue("email"), OpenRegistration: true}
 	p.Title = "Register"
+	if err := s.limit(r, s.opt.Register); err != nil {
+		p.Fail(err)
+		return s.render(w, r, http.StatusTooManyRequests, "register", p)
+	}
 	_, token, err := s.svc.Register(r.Context(), p.Username, p.Email, r.PostFormValue("password"))
 	if err != nil {
 		if !p.Fail(err) {
@@ -120,6 +136,19 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	s.setSession(w, r, token)
 	http.Redirect(w, r, p.Next, http.StatusSeeOther)
 	return nil
+}
+
+// limit counts an attempt from the request's address; a rate_limited error says how long to wait.
+func (s *Server) limit(r *http.Request, l *ratelimit.Limiter) error {
+	ok, wait := l.Allow(ratelimit.ClientAddr(r, s.opt.TrustProxy), time.Now())
+	if ok {
+		return nil
+	}
+	return tooMany(wait)
+}
+
+func tooMany(wait time.Duration) error {
+	return dynabench.Errorf(dynabench.ERATELIMIT, "too many attempts from your address; try again in %d s", int(math.Ceil(wait.Seconds())))
 }
 
 // logout revokes the session token and clears the cookie.

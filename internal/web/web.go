@@ -21,8 +21,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	"github.com/dynabench-go/dynabench"
+	"github.com/dynabench-go/dynabench/internal/ratelimit"
 	"github.com/dynabench-go/dynabench/internal/service"
 )
 
@@ -34,6 +36,9 @@ type Options struct {
 	TrustProxy bool
 	// Version is shown in the footer.
 	Version string
+	// Login and Register limit attempts per client address; share them with the API's so that
+	// neither is a way around the other. Nil: 10 and 5 a minute of the web's own.
+	Login, Register *ratelimit.Limiter
 	// Templates, when set, adds page templates (files named <page>.html) to the embedded ones, for a
 	// page registered from outside the package with Handle.
 	Templates fs.FS
@@ -58,6 +63,12 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 func New(svc *service.Service, log *slog.Logger, opt Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
+	}
+	if opt.Login == nil {
+		opt.Login = ratelimit.New(10, time.Minute)
+	}
+	if opt.Register == nil {
+		opt.Register = ratelimit.New(5, time.Minute)
 	}
 	a, err := loadAssets()
 	if err != nil {
