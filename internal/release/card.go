@@ -59,7 +59,7 @@ func cardName(m *Manifest, info CardInfo) string {
 	if name == "" {
 		name = m.Task
 	}
-	return fmt.Sprintf("%s, round %d (%s)", name, m.Round, m.Version)
+	return fmt.Sprintf("%s, round %d, release %s", name, m.Round, m.Version)
 }
 
 // SizeCategory is Hugging Face's size_categories value for n examples.

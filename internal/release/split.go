@@ -3,6 +3,7 @@ package release
 import (
 	"encoding/binary"
 	"math"
+	"strconv"
 )
 
 // Split names.
@@ -36,7 +37,7 @@ func (r Ratios) Validate() error {
 		}
 	}
 	if sum := r.Train + r.Dev + r.Test; math.Abs(sum-1) > 1e-9 {
-		return invalid("ratios", "train + dev + test must be 1, is %v", sum)
+		return invalid("ratios", "train + dev + test must be 1, is %s", strconv.FormatFloat(sum, 'g', 6, 64))
 	}
 	return nil
 }
