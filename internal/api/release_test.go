@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynabench-go/dynabench/internal/server"
 	"github.com/dynabench-go/dynabench/internal/server/servertest"
 	"github.com/dynabench-go/dynabench/internal/sqlstore/sqlstoretest"
 )
@@ -255,4 +256,31 @@ func TestImportANLIAsRound(t *testing.T) {
 		t.Fatalf("round 1: %s", round.Body)
 	}
 	srv.NoDrift(t)
+}
+
+// TestCycleJobWithoutEvaluationWorkers: a server whose evaluation runs on remote workers
+// (serve --workers 0) still runs the cycle itself, since remote workers only evaluate.
+func TestCycleJobWithoutEvaluationWorkers(t *testing.T) {
+	srv := servertest.Start(t, enginesFirst(), servertest.NoDemo, func(c *server.Config) { c.Workers = 0 })
+	if r := srv.Do(t, "POST", "/api/v1/tasks", srv.AdminToken, map[string]any{"code": "t1", "name": "T1", "config": sentimentConfig}); r.Status != 201 {
+		t.Fatalf("task: %d %s", r.Status, r.Body)
+	}
+	r := srv.Do(t, "POST", "/api/v1/tasks/t1/rounds/cycle", srv.AdminToken, nil)
+	if r.Status != 202 {
+		t.Fatalf("cycle: %d %s", r.Status, r.Body)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j := srv.Do(t, "GET", "/api/v1/jobs/"+r.String("id"), srv.AdminToken, nil)
+		if j.String("state") == "done" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cycle job never ran: %s", j.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if task := srv.Do(t, "GET", "/api/v1/tasks/t1", "", nil); task.String("current_round") != "2" {
+		t.Fatalf("round not advanced: %s", task.Body)
+	}
 }

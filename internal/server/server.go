@@ -50,6 +50,9 @@ type Config struct {
 	// JobLease is how long a worker holds an evaluation job between heartbeats (0: 60 s). A worker
 	// that dies loses its job to another worker this long after its last heartbeat.
 	JobLease time.Duration
+	// NoPlatformJobs leaves the platform's own jobs (the retraining cycle) queued: for tests that
+	// inspect queued jobs. Remote workers never run them, so a server should not set it.
+	NoPlatformJobs bool
 	// Fast password hashing, for tests only.
 	InsecureFastHashing bool
 	// HTTP server timeouts against slow or idle clients; zero means the defaults (10 s to send the
@@ -268,7 +271,8 @@ func (m *Main) startWorkers(ctx context.Context) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	n := m.Config.Workers
 	host, _ := os.Hostname()
-	if n > 0 { // the platform's own jobs (the retraining cycle) run where its evaluation workers do
+	// The platform's own jobs (the retraining cycle) always run here: remote workers only evaluate.
+	if !m.Config.NoPlatformJobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -53,9 +53,9 @@ type Option func(*server.Config)
 // models are trained at every start, which is the bulk of a start's time under the race detector.
 func NoDemo(c *server.Config) { c.Demo = false }
 
-// NoWorkers starts without in-process evaluation workers, so that queued jobs stay queued until the
-// test leases them itself.
-func NoWorkers(c *server.Config) { c.Workers = 0 }
+// NoWorkers starts without in-process evaluation workers or the platform's job runner, so that
+// queued jobs stay queued until the test leases them itself.
+func NoWorkers(c *server.Config) { c.Workers, c.NoPlatformJobs = 0, true }
 
 // Start opens the server over a fresh database of the engine (see sqlstoretest.Engines), with the
 // demo tasks, open registration and fast password hashing, serves it on 127.0.0.1 and a free port,
