@@ -55,10 +55,11 @@ func demoDev(svc *service.Service, t *dynabench.Task, dt demo.Task) (*bytes.Buff
 	if err != nil {
 		return nil, err
 	}
-	target := cfg.Targets()[0]
-	if len(cfg.Perf) > 0 && cfg.Perf[0].ReferenceName != "" {
-		target = cfg.Perf[0].ReferenceName
+	f, ok := cfg.PrimaryTarget()
+	if !ok {
+		return nil, fmt.Errorf("demo task %s has no target field", dt.Code)
 	}
+	target := f.Name
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	_, dev := dt.TrainDev()

@@ -278,20 +278,8 @@ func hasField(fields []taskconfig.Field, name string) bool {
 	return false
 }
 
-// primaryTarget is the field models are scored on: the perf metric's reference field when the
-// config names one, otherwise the first target.
-func primaryTarget(cfg *taskconfig.Config) (taskconfig.Field, bool) {
-	targets := cfg.Targets()
-	if len(targets) == 0 {
-		return taskconfig.Field{}, false
-	}
-	name := targets[0]
-	if len(cfg.Perf) > 0 && cfg.Perf[0].ReferenceName != "" && slices.Contains(targets, cfg.Perf[0].ReferenceName) {
-		name = cfg.Perf[0].ReferenceName
-	}
-	f, ok := cfg.InputField(name)
-	return f, ok
-}
+// primaryTarget is the field models are trained on and scored by (taskconfig.Config.PrimaryTarget).
+func primaryTarget(cfg *taskconfig.Config) (taskconfig.Field, bool) { return cfg.PrimaryTarget() }
 
 // perturbAll returns the originals followed by their perturbed copies (robustness, then fairness),
 // and the number of copies of each kind. Only the text fields the model reads are perturbed; the

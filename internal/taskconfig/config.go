@@ -164,3 +164,21 @@ func (c *Config) targetSet() map[string]bool {
 	}
 	return set
 }
+
+// PrimaryTarget is the field models are trained on and scored by: the perf metric's reference
+// field when it names a target, else the model's prediction field when it is a target, else the
+// first target. False when the config has no target.
+func (c *Config) PrimaryTarget() (Field, bool) {
+	targets := c.Targets()
+	if len(targets) == 0 {
+		return Field{}, false
+	}
+	name := targets[0]
+	switch {
+	case len(c.Perf) > 0 && c.IsTarget(c.Perf[0].ReferenceName):
+		name = c.Perf[0].ReferenceName
+	case c.IsTarget(c.PredictionField):
+		name = c.PredictionField
+	}
+	return c.InputField(name)
+}

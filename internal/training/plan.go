@@ -101,19 +101,8 @@ func classifierPlan(cfg *taskconfig.Config, target taskconfig.Field, texts []str
 	return p, nil
 }
 
-// primaryTarget is the field the model predicts: the config's prediction field when it is a target,
-// else its first target.
-func primaryTarget(cfg *taskconfig.Config) (taskconfig.Field, bool) {
-	targets := cfg.Targets()
-	if len(targets) == 0 {
-		return taskconfig.Field{}, false
-	}
-	name := targets[0]
-	if cfg.IsTarget(cfg.PredictionField) {
-		name = cfg.PredictionField
-	}
-	return cfg.InputField(name)
-}
+// primaryTarget is the field the model learns to predict (taskconfig.Config.PrimaryTarget).
+func primaryTarget(cfg *taskconfig.Config) (taskconfig.Field, bool) { return cfg.PrimaryTarget() }
 
 // nonTargetStrings lists the annotator's string input fields that the model reads.
 func nonTargetStrings(cfg *taskconfig.Config) []string {
